@@ -1,0 +1,111 @@
+"""The check catalogue: one SQL file per check, run over the index.
+
+Each file under ``checks/`` is one query that SELECTs the violating rows (zero
+rows means pass), with columns ``record_type, record_id, file, field, message``
+and optionally ``hint``. Its header names the check and says how to read it::
+
+    -- check: reference_unresolved
+    -- severity: error
+    -- protects: every typed reference names a record that exists
+    -- repair: create the missing record, or correct the ID in the field
+
+Adding a check means adding a file; nothing here names one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import sqlite_utils
+
+SEVERITIES = ("error", "warning")
+FINDING_KEYS = ("check", "severity", "record_type", "record_id", "file", "field", "message", "hint")
+_HEADER = re.compile(r"^--\s*(check|severity|protects|repair):\s*(.+?)\s*$")
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    severity: str
+    protects: str
+    repair: str
+    sql: str
+
+
+class CheckFileError(Exception):
+    """A check file whose header is incomplete or wrong: a bug in the catalogue."""
+
+
+def parse_check(name: str, text: str) -> Check:
+    header: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _HEADER.match(line)
+        if match:
+            key, value = match.groups()
+            header[key] = f"{header[key]} {value}" if key in header else value
+        elif line.strip() and not line.startswith("--"):
+            break
+    missing = [k for k in ("check", "severity", "protects", "repair") if k not in header]
+    if missing:
+        raise CheckFileError(f"{name}: header lacks {', '.join(missing)}")
+    if header["check"] != name:
+        raise CheckFileError(f"{name}: header names check {header['check']!r}")
+    if header["severity"] not in SEVERITIES:
+        raise CheckFileError(f"{name}: severity must be one of {SEVERITIES}")
+    return Check(header["check"], header["severity"], header["protects"], header["repair"], text)
+
+
+def load_checks() -> list[Check]:
+    """Every check of the catalogue, in file name order."""
+    folder = resources.files("labnote_index") / "checks"
+    found = sorted(
+        (entry.name, entry.read_text(encoding="utf-8"))
+        for entry in folder.iterdir()
+        if entry.name.endswith(".sql")
+    )
+    return [parse_check(name[: -len(".sql")], text) for name, text in found]
+
+
+def run_checks(db: sqlite_utils.Database, checks: list[Check] | None = None) -> int:
+    """Run the catalogue and (re)write the ``findings`` table. Returns the finding count."""
+    checks = load_checks() if checks is None else checks
+    findings: list[dict[str, Any]] = []
+    for check in checks:
+        for row in db.query(check.sql):
+            findings.append(
+                {
+                    "check": check.id,
+                    "severity": check.severity,
+                    "record_type": row.get("record_type"),
+                    "record_id": row.get("record_id"),
+                    "file": row.get("file"),
+                    "field": row.get("field"),
+                    "message": row.get("message"),
+                    "hint": row.get("hint") or check.repair,
+                }
+            )
+    with db.atomic():
+        db["findings"].drop(ignore=True)
+        db["findings"].create(
+            {"id": int, **{key: str for key in FINDING_KEYS}},
+            pk="id",
+        )
+        db["findings"].insert_all(findings, batch_size=1000)
+        db["findings"].create_index(["file"])
+        db["findings"].create_index(["check"])
+    return len(findings)
+
+
+def findings(db: sqlite_utils.Database, fail_on: str | None = None) -> list[dict[str, Any]]:
+    """The findings of an index, errors first, then by file; optionally at or above a severity."""
+    severities = SEVERITIES if fail_on is None else SEVERITIES[: SEVERITIES.index(fail_on) + 1]
+    placeholders = ", ".join("?" for _ in severities)
+    sql = (
+        f"SELECT {', '.join(f'[{k}]' for k in FINDING_KEYS)} FROM findings "
+        f"WHERE severity IN ({placeholders}) "
+        "ORDER BY severity = 'warning', file, [check], field, record_id"
+    )
+    return list(db.query(sql, list(severities)))

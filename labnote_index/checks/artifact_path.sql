@@ -1,0 +1,17 @@
+-- check: artifact_path
+-- severity: error
+-- protects: every path field is a safe repository-relative path to an existing file inside the repository (symlinks resolved)
+-- repair: correct the path, add the missing artifact, or replace a symlink that leads outside with the file itself
+SELECT record_type, record_id, file, field, message
+FROM validation_errors
+WHERE error_type = 'unsafe_path'
+UNION ALL
+SELECT r.record_type, r.record_id, r.file, r.artifact_field AS field,
+       r.artifact_field || ' must name an existing file inside the repository: ' || a.path
+       || CASE a.status
+            WHEN 'missing' THEN ' does not exist'
+            WHEN 'escapes' THEN ' leads outside the repository through a symlink'
+            ELSE ' is not a regular file'
+          END AS message
+FROM records r JOIN artifacts a ON a.path = r.artifact_path
+WHERE a.status IN ('missing', 'escapes', 'not_a_file')

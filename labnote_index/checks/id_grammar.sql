@@ -1,0 +1,13 @@
+-- check: id_grammar
+-- severity: error
+-- protects: packet, response, message, notification and visit IDs follow YYYYMMDD-<creator-slug>-<short-topic>, and a visit ID is <packet_id>-visit
+-- repair: rename the record (ID field and file name) to the grammar
+SELECT record_type, record_id, file, field, message
+FROM validation_errors
+WHERE error_type = 'id_grammar'
+UNION ALL
+SELECT record_type, record_id, file, 'visit_id',
+       'visit_id must be <packet_id>-visit, got ' || quote(record_id)
+FROM records
+WHERE record_type = 'visit' AND record_id NOT LIKE '%_-visit'
+  AND file NOT IN (SELECT file FROM validation_errors WHERE error_type = 'id_grammar')

@@ -1,0 +1,9 @@
+-- check: tag_deprecated
+-- severity: warning
+-- protects: new work does not keep using a retired tag
+-- repair: replace the tag with its successor (see the deprecated tag's notes)
+SELECT u.source_type AS record_type, u.source_id AS record_id, u.source_file AS file,
+       'tags[' || u.position || ']' AS field,
+       'tag ' || quote(u.tag_slug) || ' is deprecated' AS message
+FROM tag_uses u JOIN records t ON t.file = u.tag_file
+WHERE t.status = 'deprecated'

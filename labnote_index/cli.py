@@ -1,0 +1,224 @@
+"""The ``labnote-index`` command line: thin wrappers over the library."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+import sqlite_utils
+
+from . import checks, report
+from .importer import BuildResult, RepositoryError, build_index
+
+DEFAULT_DB = "labnote.db"
+
+# Exit codes a CI job can trust.
+EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+
+
+def _db_option(func):
+    return click.option(
+        "--db",
+        "db_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=DEFAULT_DB,
+        show_default=True,
+        help="The SQLite index file.",
+    )(func)
+
+
+def _build_options(func):
+    func = click.argument("files", nargs=-1, type=str)(func)
+    func = click.option(
+        "--enforce-layout",
+        is_flag=True,
+        help="Apply the canonical-location rules (file name = ID, status buckets, "
+        "artifact directories) to files outside registry/ too.",
+    )(func)
+    return func
+
+
+@contextmanager
+def _progress():
+    """A progress bar on stderr when it is a terminal; nothing otherwise."""
+    if not sys.stderr.isatty():
+        yield None, None
+        return
+    state: dict[str, object] = {}
+
+    def total(n: int) -> None:
+        bar = click.progressbar(length=n, label="Indexing", file=sys.stderr)
+        bar.__enter__()
+        state["bar"] = bar
+
+    def step(n: int) -> None:
+        state["bar"].update(n)  # type: ignore[attr-defined]
+
+    try:
+        yield step, total
+    finally:
+        if "bar" in state:
+            state["bar"].__exit__(None, None, None)  # type: ignore[attr-defined]
+
+
+def _run_build(
+    repo: Path, db_path: Path, files: tuple[str, ...], enforce_layout: bool
+) -> BuildResult:
+    try:
+        with _progress() as (step, total):
+            return build_index(
+                repo,
+                db_path,
+                files=list(files) or None,
+                enforce_layout=enforce_layout,
+                progress=step,
+                total=total,
+            )
+    except RepositoryError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except OSError as exc:
+        raise click.ClickException(f"cannot write the index {db_path}: {exc.strerror}") from exc
+
+
+def _open_index(db_path: Path) -> sqlite_utils.Database:
+    if not db_path.is_file():
+        raise click.UsageError(
+            f"no index at {db_path}: run 'labnote-index build REPO' first, or give REPO"
+        )
+    db = sqlite_utils.Database(db_path)
+    if "records" not in db.table_names():
+        raise click.UsageError(f"{db_path} is not a labnote-index database")
+    return db
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="labnote-index")
+def cli() -> None:
+    """Index a LabNote repository into SQLite, check it with SQL, publish it with Datasette.
+
+    Typical use: 'labnote-index check REPO' in CI (exit 1 on errors), and
+    'labnote-index build REPO' then 'labnote-index serve' to browse.
+    """
+
+
+@cli.command()
+@click.argument("repo", type=click.Path(file_okay=False, path_type=Path))
+@_db_option
+@_build_options
+def build(repo: Path, db_path: Path, enforce_layout: bool, files: tuple[str, ...]) -> None:
+    """Index REPO into the database (and record its findings).
+
+    Without FILES every record under registry/ and every handoff manifest and
+    packet lock is indexed; with FILES (paths relative to REPO) exactly those.
+    Bad files are indexed as far as they can be read and reported by 'check':
+    build itself exits 0 unless REPO cannot be read (exit 2).
+    The database is replaced only once the new index is complete.
+    """
+    result = _run_build(repo, db_path, files, enforce_layout)
+    click.echo(result.summary(), err=True)
+
+
+@cli.command()
+@click.argument("repo", required=False, type=click.Path(file_okay=False, path_type=Path))
+@_db_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="text groups findings by file; json prints an array of finding objects; "
+    "github prints GitHub Actions ::error/::warning annotations.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(list(checks.SEVERITIES)),
+    default="error",
+    show_default=True,
+    help="Exit 1 when a finding at or above this severity exists.",
+)
+@_build_options
+def check(
+    repo: Path | None,
+    db_path: Path,
+    fmt: str,
+    fail_on: str,
+    enforce_layout: bool,
+    files: tuple[str, ...],
+) -> None:
+    """Check a repository (or an existing index) and report findings.
+
+    With REPO the index is built first (same arguments as build); with only
+    --db the existing index is checked again.
+
+    Exit status: 0 when nothing at or above --fail-on was found, 1 when
+    something was, 2 on a usage error or an unreadable repository.
+    """
+    if repo is not None:
+        _run_build(repo, db_path, files, enforce_layout)
+        db = sqlite_utils.Database(db_path)
+    else:
+        if files or enforce_layout:
+            raise click.UsageError("FILES and --enforce-layout need REPO")
+        db = _open_index(db_path)
+        checks.run_checks(db)
+    found = checks.findings(db)
+    if fmt == "json":
+        click.echo(report.findings_json(found))
+    elif fmt == "github":
+        if found:
+            click.echo(report.findings_github(found))
+    else:
+        click.echo(report.findings_text(found))
+    failing = checks.findings(db, fail_on=fail_on)
+    sys.exit(EXIT_FOUND if failing else EXIT_OK)
+
+
+@cli.command()
+@click.argument("repo", required=False, type=click.Path(file_okay=False, path_type=Path))
+@_db_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "csv"]),
+    default="text",
+    show_default=True,
+)
+def orphans(repo: Path | None, db_path: Path, fmt: str) -> None:
+    """List every reference whose target does not exist, grouped by field.
+
+    Each line names the record, its file, the field, the missing ID and the
+    type of record it should have named. With REPO the index is built first.
+    Exit 1 when there is at least one orphan.
+    """
+    if repo is not None:
+        _run_build(repo, db_path, (), False)
+    db = _open_index(db_path)
+    rows = list(db.query("SELECT * FROM orphans ORDER BY field, file, missing_id"))
+    if fmt == "json":
+        click.echo(report.orphans_json(rows))
+    elif fmt == "csv":
+        click.echo(report.rows_csv(rows, report.ORPHAN_KEYS))
+    else:
+        click.echo(report.orphans_text(rows))
+    sys.exit(EXIT_FOUND if rows else EXIT_OK)
+
+
+@cli.command(name="checks")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown"]),
+    default="text",
+    show_default=True,
+)
+def list_checks(fmt: str) -> None:
+    """List the check catalogue: id, severity, what each check protects, how to repair."""
+    catalogue = checks.load_checks()
+    if fmt == "markdown":
+        click.echo(report.catalogue_markdown(catalogue))
+        return
+    for c in catalogue:
+        click.echo(f"{c.id} ({c.severity})\n  protects: {c.protects}\n  repair: {c.repair}")

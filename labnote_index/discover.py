@@ -1,0 +1,70 @@
+"""Find the files of a LabNote repository that the index accounts for.
+
+Every file under ``registry/`` is seen (records, schemas, READMEs, generated
+views, and stray files that should not be there), plus every handoff manifest
+and packet lock anywhere in the tree. Dot-directories (``.git``, ``.venv``) are
+never entered, and directory symlinks are never followed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .formats import GENERATED_VIEWS, HANDOFF_MANIFEST, PACKET_LOCK
+
+REGISTRY = "registry"
+
+
+@dataclass(frozen=True)
+class DiscoveredFile:
+    path: str  # repository-relative, "/"-separated
+    kind: str  # record, schema, readme, view, placeholder, stray, handoff_manifest, packet_lock
+
+
+def classify(path: str) -> str:
+    """The kind of a repository-relative path."""
+    name = path.rsplit("/", 1)[-1]
+    if name == HANDOFF_MANIFEST:
+        return "handoff_manifest"
+    if name == PACKET_LOCK:
+        return "packet_lock"
+    if not path.startswith(REGISTRY + "/"):
+        return "record"  # only reached for files named on the command line
+    if path in GENERATED_VIEWS:
+        return "view"
+    if name == "README.md":
+        return "readme"
+    if name == ".gitkeep":
+        return "placeholder"
+    if path.startswith(f"{REGISTRY}/schemas/") or name.endswith(".schema.json"):
+        return "schema"
+    if name.endswith(".json"):
+        return "record"
+    return "stray"  # includes an upper-case .JSON
+
+
+def discover(repo: Path) -> Iterator[DiscoveredFile]:
+    """Every file of the repository that the index accounts for, in path order."""
+    found: list[str] = []
+    for top, dirs, files in os.walk(repo):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        rel_top = Path(top).relative_to(repo).as_posix()
+        in_registry = rel_top == REGISTRY or rel_top.startswith(REGISTRY + "/")
+        for name in files:
+            rel = name if rel_top == "." else f"{rel_top}/{name}"
+            if in_registry or name in (HANDOFF_MANIFEST, PACKET_LOCK):
+                found.append(rel)
+    for rel in sorted(found):
+        yield DiscoveredFile(rel, classify(rel))
+
+
+def named_files(paths: list[str]) -> list[DiscoveredFile]:
+    """The files named on the command line, relative to the repository root."""
+    seen: dict[str, DiscoveredFile] = {}
+    for raw in paths:
+        rel = Path(raw).as_posix()  # Path drops a leading "./"
+        seen.setdefault(rel, DiscoveredFile(rel, classify(rel)))
+    return list(seen.values())

@@ -1,0 +1,174 @@
+"""What the LabNote formats say, as data.
+
+Everything the importer and the SQL checks need to know about record types,
+buckets, references and legacy spellings lives here, once. The importer also
+loads these tables into the database (``record_types``, ``status_buckets``,
+``reference_rules``) so that checks can join against them instead of repeating
+the rules in SQL literals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RecordType:
+    """One of the seven canonical registry record types."""
+
+    name: str  # value of record_type
+    table: str  # table in the index
+    id_field: str
+    id_grammar: str  # "artifact_id", "visitor_id" or "slug"
+    directory: str  # directory under registry/
+    sub_directory: str | None  # "year", "bucket", "status" or None
+    artifact_field: str | None
+    artifact_prefix: str | None  # "{bucket}" is replaced by the status bucket
+
+    @property
+    def views_file(self) -> str | None:
+        return None if self.name == "tag" else f"{self.name}_registry.csv"
+
+
+RECORD_TYPES: dict[str, RecordType] = {
+    rt.name: rt
+    for rt in [
+        RecordType(
+            "packet", "packets", "packet_id", "artifact_id", "packets", "year", "path", "datadrops/"
+        ),
+        RecordType(
+            "response",
+            "responses",
+            "response_id",
+            "artifact_id",
+            "responses",
+            "year",
+            "path",
+            "responses/",
+        ),
+        RecordType(
+            "message",
+            "messages",
+            "message_id",
+            "artifact_id",
+            "messages",
+            "bucket",
+            "path",
+            "messages/{bucket}/",
+        ),
+        RecordType(
+            "notification",
+            "notifications",
+            "notification_id",
+            "artifact_id",
+            "notifications",
+            "bucket",
+            "path",
+            "notifications/{bucket}/",
+        ),
+        RecordType(
+            "visit",
+            "visits",
+            "visit_id",
+            "artifact_id",
+            "visits",
+            "year",
+            "signoff_path",
+            "responses/signoffs/",
+        ),
+        RecordType(
+            "visitor",
+            "visitors",
+            "visitor_id",
+            "visitor_id",
+            "visitors",
+            None,
+            "profile_path",
+            None,
+        ),
+        RecordType("tag", "tags", "tag_slug", "slug", "tags", "status", None, None),
+    ]
+}
+
+RECORD_TYPE_BY_DIRECTORY = {rt.directory: rt for rt in RECORD_TYPES.values()}
+
+# status -> bucket directory, for the types whose records and artifacts move
+# between buckets as their status changes.
+STATUS_BUCKETS: dict[str, dict[str, str]] = {
+    "message": {
+        "open": "open",
+        "acknowledged": "open",
+        "in_progress": "open",
+        "blocked": "open",
+        "answered": "answered",
+        "closed": "closed",
+        "archived": "archived",
+    },
+    "notification": {
+        "needed": "open",
+        "told_to_human": "open",
+        "delivered_by_human": "delivered",
+        "confirmed": "closed",
+        "cancelled": "closed",
+    },
+    "tag": {"proposed": "proposed", "accepted": "accepted", "deprecated": "deprecated"},
+}
+
+
+@dataclass(frozen=True)
+class ReferenceRule:
+    """A field whose value is the ID of another record (FORMAT.md, References)."""
+
+    source_type: str
+    field: str
+    target_type: str
+    many: bool = False  # a list of IDs rather than one
+
+
+REFERENCE_RULES: list[ReferenceRule] = [
+    ReferenceRule("packet", "response_packet_id", "response"),
+    ReferenceRule("response", "source_packet_id", "packet"),
+    ReferenceRule("message", "reply_to", "message"),
+    ReferenceRule("message", "response_message_id", "message"),
+    ReferenceRule("message", "related_packet", "packet"),
+    ReferenceRule("message", "related_response", "response"),
+    ReferenceRule("notification", "message_id", "message"),
+    # A visit's packet is its own ID minus "-visit" (see visit_packet_id).
+    ReferenceRule("visit", "visit_id", "packet"),
+    ReferenceRule("packet", "derivative_of", "packet", many=True),
+    ReferenceRule("packet", "derivative_of", "response", many=True),
+    ReferenceRule("response", "derivative_of", "packet", many=True),
+    ReferenceRule("response", "derivative_of", "response", many=True),
+]
+
+# Record types that carry tags[] and provenance fields.
+TAGGED_TYPES = ("packet", "response", "message")
+PROVENANCE_TYPES = ("packet", "response")
+
+VISIT_SUFFIX = "-visit"
+
+
+def visit_packet_id(visit_id: str) -> str | None:
+    """The packet a visit signs off: its ID without the ``-visit`` suffix."""
+    if visit_id.endswith(VISIT_SUFFIX) and len(visit_id) > len(VISIT_SUFFIX):
+        return visit_id[: -len(VISIT_SUFFIX)]
+    return None
+
+
+# Legacy spelling -> (record types it applies to, canonical field).
+LEGACY_FIELDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "source_ai": (("packet",), "source_session"),
+    "target_ai": (("packet",), "target_session"),
+    "responding_ai": (("response",), "responding_session"),
+    "visitor_family": (("visit", "visitor"), "session_family"),
+    "date": (tuple(RECORD_TYPES), "created_at"),
+}
+
+# Files under registry/ that are not records.
+GENERATED_VIEWS = tuple(
+    [f"registry/{rt.views_file}" for rt in RECORD_TYPES.values() if rt.views_file]
+    + ["registry/INDEX.md"]
+)
+
+HANDOFF_MANIFEST = "handoff.manifest.json"
+PACKET_LOCK = "packet.lock.json"

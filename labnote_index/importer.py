@@ -1,0 +1,407 @@
+"""Import a LabNote repository into a SQLite index.
+
+repository files -> discover -> parse and validate -> rows -> sqlite-utils.
+
+One file's problems never stop the import: whatever could be read is indexed,
+and each problem becomes a row naming the file, the field and what is wrong.
+The database is written to a temporary file beside the target and moved into
+place only when complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from . import checks
+from .discover import DiscoveredFile, discover, named_files
+from .formats import (
+    LEGACY_FIELDS,
+    PROVENANCE_TYPES,
+    RECORD_TYPE_BY_DIRECTORY,
+    RECORD_TYPES,
+    REFERENCE_RULES,
+    TAGGED_TYPES,
+    RecordType,
+    visit_packet_id,
+)
+from .models import MODELS, SAFE_PATH_RE, validate
+from .parse import ParsedFile, read_record_file, sha256_of
+from .schema import create_indexes, create_tables, resolve_references
+
+# Artifact bodies above this size are accounted for (size, hash) but not stored.
+MAX_ARTIFACT_BODY = 1024 * 1024
+TEXT_SUFFIXES = (".md", ".markdown", ".txt")
+BATCH_SIZE = 500
+
+Progress = Callable[[int], None]
+
+
+@dataclass
+class BuildResult:
+    db_path: Path
+    files: int = 0
+    records: Counter[str] = field(default_factory=Counter)
+    files_with_errors: int = 0
+    findings: Counter[str] = field(default_factory=Counter)
+
+    def summary(self) -> str:
+        by_type = ", ".join(
+            f"{self.records.get(rt.name, 0)} {rt.table}" for rt in RECORD_TYPES.values()
+        )
+        findings = ", ".join(f"{n} {sev}s" for sev, n in sorted(self.findings.items())) or "none"
+        return (
+            f"Indexed {self.files} files into {self.db_path}: {by_type}; "
+            f"{self.files_with_errors} files with errors; findings: {findings}"
+        )
+
+
+@dataclass
+class Rows:
+    """Rows bound for each table, flushed in batches to bound memory."""
+
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    count: int = 0
+
+    def add(self, table: str, row: dict[str, Any]) -> None:
+        self.tables.setdefault(table, []).append(row)
+        self.count += 1
+
+    def flush(self, db: sqlite_utils.Database) -> None:
+        for table, rows in self.tables.items():
+            if rows:
+                db[table].insert_all(rows, batch_size=BATCH_SIZE)
+        self.tables.clear()
+        self.count = 0
+
+
+class RepositoryError(Exception):
+    """The repository itself cannot be read (not a directory, a named file missing)."""
+
+
+def build_index(
+    repo: Path,
+    db_path: Path,
+    files: list[str] | None = None,
+    enforce_layout: bool = False,
+    progress: Progress | None = None,
+    total: Callable[[int], None] | None = None,
+) -> BuildResult:
+    """Index ``repo`` into ``db_path``, replacing it only once the new index is complete.
+
+    ``files`` restricts the import to those repository-relative paths.
+    ``progress`` is called with the number of files done since its last call,
+    ``total`` once with the number of files to do.
+    """
+    repo = Path(repo)
+    if not repo.is_dir():
+        raise RepositoryError(f"{repo} is not a directory: give the root of a LabNote repository")
+    to_index = named_files(files) if files else list(discover(repo))
+    if total:
+        total(len(to_index))
+    db_path = Path(db_path)
+    with _atomic_database(db_path) as db:
+        create_tables(db)
+        importer = _Importer(repo.resolve(), enforce_layout)
+        rows = Rows()
+        for found in to_index:
+            importer.import_file(found, rows)
+            if rows.count >= BATCH_SIZE:
+                rows.flush(db)
+            if progress:
+                progress(1)
+        rows.flush(db)
+        create_indexes(db)
+        resolve_references(db)
+        checks.run_checks(db)
+        return _result(db, db_path)
+
+
+def _result(db: sqlite_utils.Database, db_path: Path) -> BuildResult:
+    result = BuildResult(db_path=db_path)
+    result.files = db["files"].count
+    for row in db.query("SELECT record_type, count(*) AS n FROM records GROUP BY record_type"):
+        result.records[row["record_type"]] = row["n"]
+    result.files_with_errors = next(
+        db.query(
+            "SELECT count(*) AS n FROM (SELECT path FROM files WHERE error IS NOT NULL "
+            "UNION SELECT file FROM validation_errors)"
+        )
+    )["n"]
+    for row in db.query("SELECT severity, count(*) AS n FROM findings GROUP BY severity"):
+        result.findings[row["severity"]] = row["n"]
+    return result
+
+
+@contextmanager
+def _atomic_database(db_path: Path):
+    """A fresh database in a temporary file, moved over ``db_path`` on success only."""
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{db_path.name}.", suffix=".tmp", dir=db_path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    conn = sqlite3.connect(tmp)
+    try:
+        # The rename is what makes the build atomic, so the temporary file
+        # needs no journal of its own.
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
+        db = sqlite_utils.Database(conn)
+        yield db
+        conn.commit()
+        conn.close()
+        os.replace(tmp, db_path)
+    except BaseException:
+        conn.close()
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+class _Importer:
+    def __init__(self, repo: Path, enforce_layout: bool) -> None:
+        self.repo = repo
+        self.enforce_layout = enforce_layout
+        self.artifacts_seen: set[str] = set()
+
+    def import_file(self, found: DiscoveredFile, rows: Rows) -> None:
+        path = found.path
+        file_row: dict[str, Any] = {"path": path, "kind": found.kind, "record_type": None}
+        rows.add("files", file_row)
+        full = self.repo / path
+        problem = self._unreadable(path, full)
+        if problem:
+            file_row["error"] = problem
+            if full.is_symlink():
+                file_row["size"] = full.lstat().st_size
+            return
+        stat = full.stat()
+        file_row["mtime_ns"] = stat.st_mtime_ns
+        if found.kind != "record":
+            file_row["size"], file_row["sha256"] = sha256_of(full)
+            return
+        parsed = read_record_file(full)
+        file_row["size"], file_row["sha256"] = parsed.size, parsed.sha256
+        file_row["error"] = parsed.error
+        self._import_record(path, parsed, file_row, rows)
+
+    def _unreadable(self, path: str, full: Path) -> str | None:
+        """Why a discovered path must not be read, if it must not."""
+        if path.startswith("/") or ".." in path.split("/"):
+            return "path is outside the repository: name files relative to the repository root"
+        if full.is_symlink() and not _inside(self.repo, full):
+            return (
+                f"symlink points outside the repository (to {os.readlink(full)}); it was not read"
+            )
+        if not full.exists():
+            return "file does not exist" + (" (dangling symlink)" if full.is_symlink() else "")
+        if not full.is_file():
+            return "not a regular file"
+        return None
+
+    def _import_record(
+        self, path: str, parsed: ParsedFile, file_row: dict[str, Any], rows: Rows
+    ) -> None:
+        problems = [(f, t, m) for f, t, m in parsed.problems]
+        data = parsed.data
+        rt: RecordType | None = None
+        legacy: list[dict[str, Any]] = []
+        record_id = None
+        if data is not None:
+            rt, raw_type = self._record_type(path, data, legacy)
+            file_row["record_type"] = rt.name if rt else _text(raw_type)
+            if rt is None:
+                problems.append(
+                    (
+                        "record_type",
+                        "unknown_record_type",
+                        f"unknown or unsupported record_type {raw_type!r}: expected one of "
+                        + ", ".join(RECORD_TYPES),
+                    )
+                )
+            else:
+                data = _map_legacy(rt, data, legacy)
+                data.setdefault("record_type", rt.name)  # inferred for a legacy record
+                record_id = _text(data.get(rt.id_field))
+                problems.extend((p.field, p.error_type, p.message) for p in validate(rt.name, data))
+        for field_name, error_type, message in problems:
+            rows.add(
+                "validation_errors",
+                {
+                    "file": path,
+                    "record_type": rt.name if rt else file_row["record_type"],
+                    "record_id": record_id,
+                    "field": field_name,
+                    "error_type": error_type,
+                    "message": message,
+                },
+            )
+        if rt is None or data is None:
+            return
+        for row in legacy:
+            rows.add("legacy_fields", {"file": path, "record_id": record_id, **row})
+        valid = not problems
+        self._add_record(path, rt, data, record_id, valid, rows)
+
+    def _record_type(
+        self, path: str, data: dict[str, Any], legacy: list[dict[str, Any]]
+    ) -> tuple[RecordType | None, Any]:
+        raw = data.get("record_type")
+        if "record_type" in data:
+            return (RECORD_TYPES.get(raw) if isinstance(raw, str) else None), raw
+        # Legacy records carry no record_type: infer it from the directory or
+        # from the ID field present, and say so.
+        parts = path.split("/")
+        rt = (
+            RECORD_TYPE_BY_DIRECTORY.get(parts[1])
+            if parts[0] == "registry" and len(parts) > 2
+            else None
+        )
+        if rt is None:
+            rt = next((t for t in RECORD_TYPES.values() if t.id_field in data), None)
+        if rt is not None:
+            legacy.append(
+                {
+                    "record_type": rt.name,
+                    "legacy_field": "(no record_type)",
+                    "canonical_field": "record_type",
+                    "note": f"record has no record_type; indexed as a {rt.name}",
+                }
+            )
+        return rt, raw
+
+    def _add_record(
+        self,
+        path: str,
+        rt: RecordType,
+        data: dict[str, Any],
+        record_id: str | None,
+        valid: bool,
+        rows: Rows,
+    ) -> None:
+        parts = path.split("/")
+        in_registry = parts[0] == "registry"
+        artifact_path = _text(data.get(rt.artifact_field)) if rt.artifact_field else None
+        if artifact_path is not None:
+            self._add_artifact(artifact_path, rows)
+        rows.add(
+            "records",
+            {
+                "file": path,
+                "record_type": rt.name,
+                "record_id": record_id,
+                "created_at": _text(data.get("created_at")),
+                "status": _text(data.get("status")),
+                "artifact_field": rt.artifact_field,
+                "artifact_path": artifact_path,
+                "valid": valid,
+                "layout_enforced": in_registry or self.enforce_layout,
+                # "" for a record lying loose in registry/ itself
+                "registry_dir": (parts[1] if len(parts) > 2 else "") if in_registry else None,
+                "parent_dir": parts[-2] if len(parts) > 1 else "",
+                "stem": parts[-1][: -len(".json")] if parts[-1].endswith(".json") else parts[-1],
+            },
+        )
+        columns = _columns(rt.name)
+        table_row = {"file": path, **{c: data.get(c) for c in columns}}
+        extra = {k: v for k, v in data.items() if k not in columns}
+        table_row["extra"] = json.dumps(extra, ensure_ascii=False) if extra else None
+        table_row["valid"] = valid
+        rows.add(rt.table, table_row)
+        source = {"source_file": path, "source_type": rt.name, "source_id": record_id}
+        for field_name, many in _reference_fields(rt.name):
+            value = data.get(field_name)
+            if field_name == "visit_id":
+                value = visit_packet_id(value) if isinstance(value, str) else None
+            targets = (value if isinstance(value, list) else []) if many else [value]
+            for position, target in enumerate(targets):
+                if isinstance(target, str) and target:
+                    rows.add(
+                        "refs",
+                        {**source, "field": field_name, "position": position, "target_id": target},
+                    )
+        if rt.name in TAGGED_TYPES and isinstance(data.get("tags"), list):
+            for position, slug in enumerate(data["tags"]):
+                if isinstance(slug, str):
+                    rows.add("tag_uses", {**source, "position": position, "tag_slug": slug})
+        if rt.name in PROVENANCE_TYPES and isinstance(data.get("source_refs"), list):
+            for position, ref in enumerate(data["source_refs"]):
+                rows.add("source_refs", {**source, "position": position, "ref": _text(ref)})
+
+    def _add_artifact(self, path: str, rows: Rows) -> None:
+        if path in self.artifacts_seen:
+            return
+        self.artifacts_seen.add(path)
+        row: dict[str, Any] = {"path": path}
+        full = self.repo / path
+        if not SAFE_PATH_RE.match(path):
+            row["status"] = "unsafe"  # never touched on disk
+        elif not full.exists() and not full.is_symlink():
+            row["status"] = "missing"
+        elif not _inside(self.repo, full):
+            row["status"] = "escapes"
+        elif not full.is_file():
+            row["status"] = "missing" if not full.exists() else "not_a_file"
+        else:
+            row["status"] = "ok"
+            row["size"], row["sha256"] = sha256_of(full)
+            if path.endswith(TEXT_SUFFIXES) and row["size"] <= MAX_ARTIFACT_BODY:
+                row["body"] = full.read_bytes().decode("utf-8", errors="replace")
+        rows.add("artifacts", row)
+
+
+def _map_legacy(
+    rt: RecordType, data: dict[str, Any], legacy: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Move legacy spellings to their canonical fields, noting each one."""
+    mapped = dict(data)
+    for old, (types, canonical) in LEGACY_FIELDS.items():
+        if old not in mapped or rt.name not in types:
+            continue
+        value = mapped.pop(old)
+        if canonical in mapped:
+            note = f"both {old} and {canonical} are present; {canonical} was kept"
+        else:
+            mapped[canonical] = value
+            note = f"{old} indexed as {canonical}"
+        legacy.append(
+            {
+                "record_type": rt.name,
+                "legacy_field": old,
+                "canonical_field": canonical,
+                "note": note,
+            }
+        )
+    return mapped
+
+
+def _columns(record_type: str) -> list[str]:
+    return list(MODELS[record_type].model_fields)
+
+
+def _reference_fields(record_type: str) -> Iterable[tuple[str, bool]]:
+    return dict.fromkeys(
+        (rule.field, rule.many) for rule in REFERENCE_RULES if rule.source_type == record_type
+    )
+
+
+def _inside(repo: Path, path: Path) -> bool:
+    """Whether ``path``, with every symlink resolved, is inside the repository."""
+    resolved = Path(os.path.realpath(path))
+    return resolved == repo or repo in resolved.parents
+
+
+def _text(value: Any) -> str | None:
+    """A value as text for an ID-like column: strings as they are, others as JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)

@@ -1,0 +1,130 @@
+"""Read one file's bytes into a JSON object, strictly, without ever failing loudly.
+
+JSON as Python's ``json`` module reads it is more forgiving than the format
+allows (NaN, duplicate keys, a byte order mark), so each of those is caught
+here and reported as a problem naming what is wrong. A problem is either fatal
+(nothing could be read, ``ParsedFile.error``) or a warning about a file that
+was still read (``ParsedFile.problems``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Records are a few kilobytes; anything this large is not a record and is not
+# read into memory (it is still hashed, in chunks, so the file is accounted for).
+MAX_RECORD_BYTES = 4 * 1024 * 1024
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass
+class ParsedFile:
+    size: int
+    sha256: str
+    data: dict[str, Any] | None = None
+    error: str | None = None
+    # (field, error_type, message) for problems that did not stop the read
+    problems: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+class _DuplicateKeys(Exception):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON (JSON has no NaN or Infinity)")
+
+
+def sha256_of(path: Path) -> tuple[int, str]:
+    """Size and sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    size = 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
+
+
+def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, str]]]:
+    """Decode raw bytes as one strict JSON value.
+
+    Returns (value, fatal_error, problems).
+    """
+    problems: list[tuple[str, str, str]] = []
+    if raw.startswith(UTF8_BOM):
+        problems.append(
+            ("", "encoding_bom", "file starts with a UTF-8 byte order mark; save it without one")
+        )
+        raw = raw[len(UTF8_BOM) :]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8 (byte {exc.start}): save the file as UTF-8", problems
+    if not text.strip():
+        return None, "file is empty: a record is one JSON object", problems
+
+    duplicates: list[str] = []
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in obj:
+                duplicates.append(key)
+            obj[key] = value
+        return obj
+
+    try:
+        value = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        return None, f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", problems
+    except (ValueError, RecursionError) as exc:
+        return None, f"malformed JSON: {exc}", problems
+    for key in dict.fromkeys(duplicates):
+        problems.append(
+            (
+                key,
+                "duplicate_key",
+                f"key {key!r} appears more than once in one object; the last value was indexed",
+            )
+        )
+    return value, None, problems
+
+
+def read_record_file(path: Path) -> ParsedFile:
+    """Read a file that should hold one JSON object. Never raises for bad content."""
+    size, digest = sha256_of(path)
+    parsed = ParsedFile(size=size, sha256=digest)
+    if size > MAX_RECORD_BYTES:
+        parsed.error = (
+            f"file is {size} bytes, over the {MAX_RECORD_BYTES} byte limit for a record; "
+            "it was not read"
+        )
+        return parsed
+    value, error, problems = parse_json_bytes(path.read_bytes())
+    parsed.problems = problems
+    if error:
+        parsed.error = error
+    elif not isinstance(value, dict):
+        kind = _json_kind(value)
+        parsed.error = f"top-level JSON value is {kind}, not an object: a record is one JSON object"
+    else:
+        parsed.data = value
+    return parsed
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return "a number"

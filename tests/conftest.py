@@ -1,0 +1,95 @@
+"""Shared fixtures: real repositories on disk, real SQLite indexes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlite_utils
+
+from bench.generate import generate
+from labnote_index.importer import build_index
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_REPO = ROOT / "sample_repo"
+SHARED = ROOT.parent / "shared"
+CONFORMANCE = SHARED / "labnote" / "conformance"
+
+
+class Repo:
+    """A LabNote repository in a temporary directory, with helpers to damage it."""
+
+    def __init__(self, root: Path, db_path: Path) -> None:
+        self.root = root
+        self.db_path = db_path
+
+    def files(self, pattern: str) -> list[str]:
+        return sorted(p.relative_to(self.root).as_posix() for p in self.root.glob(pattern))
+
+    def first(self, pattern: str) -> str:
+        found = self.files(pattern)
+        assert found, f"no file matches {pattern}"
+        return found[0]
+
+    def load(self, rel: str) -> dict[str, Any]:
+        return json.loads((self.root / rel).read_text(encoding="utf-8"))
+
+    def save(self, rel: str, data: dict[str, Any]) -> None:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+    def edit(self, rel: str, **changes: Any) -> str:
+        data = self.load(rel)
+        data.update(changes)
+        self.save(rel, data)
+        return rel
+
+    def write(self, rel: str, content: str | bytes) -> str:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        return rel
+
+    def move(self, rel: str, new_rel: str) -> str:
+        target = self.root / new_rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (self.root / rel).rename(target)
+        return new_rel
+
+    def index(self, **kwargs: Any) -> sqlite_utils.Database:
+        build_index(self.root, self.db_path, **kwargs)
+        return sqlite_utils.Database(self.db_path)
+
+
+@pytest.fixture(scope="session")
+def generated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("template") / "repo"
+    generate(root, packets=12)
+    return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path, generated_template: Path) -> Repo:
+    """A fresh copy of a small, clean generated repository."""
+    root = tmp_path / "repo"
+    shutil.copytree(generated_template, root)
+    return Repo(root, tmp_path / "index.db")
+
+
+@pytest.fixture
+def sample_repo(tmp_path: Path) -> Repo:
+    """A fresh copy of sample_repo/, safe to damage."""
+    root = tmp_path / "sample_repo"
+    shutil.copytree(SAMPLE_REPO, root, symlinks=True)
+    return Repo(root, tmp_path / "sample.db")
+
+
+def findings_of(db: sqlite_utils.Database) -> list[dict[str, Any]]:
+    return list(db.query("SELECT * FROM findings ORDER BY file, [check]"))

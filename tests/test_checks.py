@@ -1,0 +1,334 @@
+"""The SQL check catalogue: each check fires on a repository that violates it and
+stays silent on one that does not; the reference conformance suite; sample_repo."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+from click.testing import CliRunner
+
+from labnote_index.checks import CheckFileError, load_checks, parse_check, run_checks
+from labnote_index.cli import cli
+
+from .conftest import CONFORMANCE, SAMPLE_REPO, Repo, findings_of
+
+# ---- one planted defect per check: (check id, mutation returning the file it damaged)
+
+
+def _first_packet(repo: Repo) -> str:
+    return repo.first("registry/packets/*/*.json")
+
+
+def _answered_message(repo: Repo) -> str:
+    return repo.first("registry/messages/answered/*.json")
+
+
+def _thread(repo: Repo, depth: int) -> list[str]:
+    """Files of a reply thread of the given depth, first message first."""
+    by_id = {repo.load(f)["message_id"]: f for f in repo.files("registry/messages/*/*.json")}
+    for message_id in sorted(by_id):
+        if message_id.endswith("-0"):
+            stem = message_id[:-2]
+            thread = [by_id.get(f"{stem}-{n}") for n in range(depth)]
+            if all(thread) and f"{stem}-{depth}" not in by_id:
+                return thread  # type: ignore[return-value]
+    raise AssertionError("no thread of that depth")
+
+
+def _swap_dir(repo: Repo, rel: str, new_dir: str) -> str:
+    return repo.move(rel, f"{new_dir}/{rel.rsplit('/', 1)[1]}")
+
+
+def _unreadable(repo: Repo) -> str:
+    return repo.write(_first_packet(repo), '{"record_type": "packet",')
+
+
+def _bom(repo: Repo) -> str:
+    rel = _first_packet(repo)
+    return repo.write(rel, b"\xef\xbb\xbf" + (repo.root / rel).read_bytes())
+
+
+def _missing_field(repo: Repo) -> str:
+    rel = _first_packet(repo)
+    data = repo.load(rel)
+    del data["notes"]
+    repo.save(rel, data)
+    return rel
+
+
+def _stray(repo: Repo) -> str:
+    return repo.write("registry/packets/2025/notes.txt", "scratch notes")
+
+
+def _upper_case_json(repo: Repo) -> str:
+    rel = _first_packet(repo)
+    return repo.move(rel, rel.replace(".json", ".JSON"))
+
+
+def _missing_artifact(repo: Repo) -> str:
+    rel = _first_packet(repo)
+    (repo.root / repo.load(rel)["path"]).unlink()
+    return rel
+
+
+def _artifact_elsewhere(repo: Repo) -> str:
+    rel = _first_packet(repo)
+    old = repo.load(rel)["path"]
+    repo.move(old, "notes/packet.md")
+    return repo.edit(rel, path="notes/packet.md")
+
+
+def _duplicate(repo: Repo) -> str:
+    rel = _first_packet(repo)
+    return repo.write(rel.replace(".json", "-copy.json"), (repo.root / rel).read_text())
+
+
+def _accepted_response(repo: Repo) -> str:
+    return next(
+        f for f in repo.files("registry/responses/*/*.json") if repo.load(f)["status"] == "accepted"
+    )
+
+
+def _reply_cycle(repo: Repo) -> str:
+    thread = _thread(repo, 3)
+    return repo.edit(thread[0], reply_to=repo.load(thread[2])["message_id"])
+
+
+def _derivation_cycle(repo: Repo) -> str:
+    response = repo.first("registry/responses/*/*.json")
+    packet_id = repo.load(response)["source_packet_id"]
+    packet = next(f for f in repo.files("registry/packets/*/*.json") if packet_id in f)
+    return repo.edit(
+        packet,
+        content_origin="model_generated",
+        derivative_of=[repo.load(response)["response_id"]],
+        source_refs=[],
+    )
+
+
+def _not_reciprocal(repo: Repo) -> str:
+    thread = _thread(repo, 3)
+    return repo.edit(thread[0], response_message_id=repo.load(thread[2])["message_id"])
+
+
+def _answered_alone(repo: Repo) -> str:
+    answered = {repo.load(f)["source_packet_id"] for f in repo.files("registry/responses/*/*.json")}
+    rel = next(
+        f
+        for f in repo.files("registry/packets/*/*.json")
+        if repo.load(f)["packet_id"] not in answered
+    )
+    return repo.edit(rel, status="answered")
+
+
+def _mismatched_link(repo: Repo) -> str:
+    responses = repo.files("registry/responses/*/*.json")
+    first, second = repo.load(responses[0]), repo.load(responses[1])
+    packet = next(
+        f for f in repo.files("registry/packets/*/*.json") if first["source_packet_id"] in f
+    )
+    return repo.edit(packet, response_packet_id=second["response_id"])
+
+
+def _legacy(repo: Repo) -> str:
+    rel = repo.first("registry/visits/*/*.json")
+    data = repo.load(rel)
+    data["visitor_family"] = data.pop("session_family")
+    repo.save(rel, data)
+    return rel
+
+
+def _tag(repo: Repo, status: str) -> str:
+    return repo.first(f"registry/tags/{status}/*.json")
+
+
+PLANTED: list[tuple[str, Callable[[Repo], str]]] = [
+    ("file_unreadable", _unreadable),
+    ("json_strict", _bom),
+    ("record_type_unknown", lambda r: r.edit(_first_packet(r), record_type="common")),
+    ("schema_required", _missing_field),
+    ("schema_unknown_field", lambda r: r.edit(_first_packet(r), priority="high")),
+    ("schema_type", lambda r: r.edit(r.first("registry/visits/*/*.json"), relay_needed="no")),
+    ("schema_enum", lambda r: r.edit(_first_packet(r), status="done")),
+    ("id_grammar", lambda r: r.edit(_first_packet(r), packet_id="Packet_One")),
+    ("id_grammar", lambda r: r.edit(r.first("registry/visits/*/*.json"), visit_id="20250301-x")),
+    ("slug_grammar", lambda r: r.edit(_first_packet(r), topic="Bad Topic")),
+    ("visitor_id_grammar", lambda r: r.edit(r.first("registry/visitors/*.json"), visitor_id="v1")),
+    ("timestamp_format", lambda r: r.edit(_first_packet(r), created_at="2025-03-01 09:00")),
+    ("provenance", lambda r: r.edit(_first_packet(r), content_origin="web", source_refs=[])),
+    ("provenance", lambda r: r.edit(_first_packet(r), content_origin="unknown", source_note="")),
+    ("accepted_tag", lambda r: r.edit(_tag(r, "accepted"), accepted_by=None)),
+    ("message_recipient", lambda r: r.edit(_answered_message(r), to_visitor_id=None)),
+    ("location_directory", lambda r: _swap_dir(r, _first_packet(r), "registry/messages/open")),
+    ("location_filename", lambda r: r.move(_first_packet(r), "registry/packets/2025/renamed.json")),
+    ("location_id_date", lambda r: r.edit(_first_packet(r), created_at="2025-04-01T09:00:00Z")),
+    ("location_year_dir", lambda r: _swap_dir(r, _first_packet(r), "registry/packets/1999")),
+    ("lifecycle_bucket", lambda r: r.edit(_answered_message(r), status="closed")),
+    ("lifecycle_bucket", lambda r: _swap_dir(r, _tag(r, "proposed"), "registry/tags/accepted")),
+    ("location_nesting", lambda r: _swap_dir(r, _tag(r, "accepted"), "registry/tags/accepted/x")),
+    (
+        "location_nesting",
+        lambda r: _swap_dir(r, r.first("registry/visitors/*.json"), "registry/visitors/old"),
+    ),
+    ("artifact_location", _artifact_elsewhere),
+    ("stray_file", _stray),
+    ("stray_file", _upper_case_json),
+    ("artifact_path", _missing_artifact),
+    ("artifact_path", lambda r: r.edit(_first_packet(r), path="../../etc/passwd")),
+    ("duplicate_id", _duplicate),
+    (
+        "reference_unresolved",
+        lambda r: r.edit(r.first("registry/responses/*/*.json"), source_packet_id="20250301-nope"),
+    ),
+    ("reference_unresolved", lambda r: r.edit(_answered_message(r), reply_to="20250301-gone")),
+    (
+        "reference_unresolved",
+        lambda r: r.edit(r.first("registry/notifications/*/*.json"), message_id="20250301-gone"),
+    ),
+    (
+        "derivative_unresolved",
+        lambda r: r.edit(r.first("registry/responses/*/*.json"), derivative_of=["20250301-nope"]),
+    ),
+    ("tag_unresolved", lambda r: r.edit(_first_packet(r), tags=["no-such-tag"])),
+    ("tag_deprecated", lambda r: r.edit(_first_packet(r), tags=["old-format"])),
+    ("reply_cycle", _reply_cycle),
+    ("derivation_cycle", _derivation_cycle),
+    ("reply_not_reciprocal", _not_reciprocal),
+    ("answered_without_response", _answered_alone),
+    ("response_decision", lambda r: r.edit(_accepted_response(r), decision_at=None)),
+    (
+        "response_decision",
+        lambda r: r.edit(_accepted_response(r), decision_at="2000-01-01T00:00:00Z"),
+    ),
+    ("response_link_mismatch", _mismatched_link),
+    ("legacy_spelling", _legacy),
+]
+
+
+def test_clean_generated_repository_has_no_findings(repo: Repo):
+    assert findings_of(repo.index()) == []
+
+
+@pytest.mark.parametrize(
+    "check_id, plant", PLANTED, ids=[f"{c}-{i}" for i, (c, _) in enumerate(PLANTED)]
+)
+def test_planted_defect_is_found_on_its_record(repo: Repo, check_id: str, plant):
+    damaged = plant(repo)
+    found = findings_of(repo.index())
+    hits = [f for f in found if f["check"] == check_id]
+    assert hits, f"{check_id} did not fire; findings: {found}"
+    assert damaged in {f["file"] for f in hits}
+    for f in hits:
+        assert f["message"] and f["hint"] and f["severity"] in ("error", "warning")
+
+
+def test_every_check_file_has_a_planted_defect():
+    assert {c.id for c in load_checks()} == {check_id for check_id, _ in PLANTED}
+
+
+def test_cycles_report_every_member_once(repo: Repo):
+    thread = _thread(repo, 3)
+    _reply_cycle(repo)
+    found = [f for f in findings_of(repo.index()) if f["check"] == "reply_cycle"]
+    assert sorted(f["file"] for f in found) == sorted(thread)
+
+
+def test_check_headers_are_complete():
+    for check in load_checks():
+        assert check.protects and check.repair
+        assert re.fullmatch(r"[a-z_]+", check.id)
+
+
+def test_a_check_file_with_a_wrong_header_is_refused():
+    with pytest.raises(CheckFileError):
+        parse_check("x", "-- check: y\n-- severity: error\n-- protects: a\n-- repair: b\nSELECT 1")
+    with pytest.raises(CheckFileError):
+        parse_check("x", "-- check: x\n-- severity: fatal\n-- protects: a\n-- repair: b\nSELECT 1")
+
+
+def test_run_checks_rewrites_findings(repo: Repo):
+    db = repo.index()
+    assert db["findings"].count == 0
+    _stray(repo)
+    db = repo.index()
+    assert db["findings"].count == 1
+    (repo.root / "registry/packets/2025/notes.txt").unlink()
+    # re-checking the same index after a fix to its data clears the finding
+    db.execute("DELETE FROM files WHERE kind = 'stray'")
+    assert run_checks(db) == 0
+
+
+# ---- the reference validator's conformance suite, through the CLI
+
+CASES = json.loads((CONFORMANCE / "conformance.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_conformance_case(case, tmp_path: Path):
+    args = ["check", str(CONFORMANCE), "--db", str(tmp_path / "c.db"), "--format", "json"]
+    if case["enforce_layout"]:
+        args.append("--enforce-layout")
+    result = CliRunner().invoke(cli, args + case["files"])
+    found = json.loads(result.stdout)
+    errors = [f for f in found if f["severity"] == "error"]
+    if case["expect"] == "no_errors":
+        assert errors == [] and result.exit_code == 0
+    else:
+        assert result.exit_code == 1
+        assert case["target"] in {f["file"] for f in errors}, found
+
+
+# ---- sample_repo: exactly what DEFECTS.md lists
+
+
+def documented_defects() -> set[tuple[str, str, str]]:
+    text = (SAMPLE_REPO / "DEFECTS.md").read_text()
+    rows = set()
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and "/" in cells[0] and cells[1] != "---":
+            rows.add((cells[0], cells[1], cells[2]))
+    return rows
+
+
+def test_sample_repo_reports_exactly_its_documented_defects(tmp_path: Path):
+    result = CliRunner().invoke(
+        cli, ["check", str(SAMPLE_REPO), "--db", str(tmp_path / "s.db"), "--format", "json"]
+    )
+    found = {(f["file"], f["check"], f["severity"]) for f in json.loads(result.stdout)}
+    expected = documented_defects()
+    assert len(expected) >= 6
+    assert found == expected
+    assert result.exit_code == 1
+
+
+def test_conformance_fixtures_are_not_modified(tmp_path: Path):
+    copy = tmp_path / "conformance"
+    shutil.copytree(CONFORMANCE, copy)
+    CliRunner().invoke(cli, ["check", str(CONFORMANCE), "--db", str(tmp_path / "c.db")])
+    for path in copy.rglob("*"):
+        if path.is_file():
+            original = CONFORMANCE / path.relative_to(copy)
+            assert original.read_bytes() == path.read_bytes()
+
+
+def test_checks_can_be_rerun_on_an_existing_index(tmp_path: Path):
+    db_path = tmp_path / "s.db"
+    CliRunner().invoke(cli, ["build", str(SAMPLE_REPO), "--db", str(db_path)])
+    db = sqlite_utils.Database(db_path)
+    first = findings_of(db)
+    assert run_checks(db) == len(first)
+
+
+def test_readme_catalogue_is_generated_from_check_headers():
+    from labnote_index.report import catalogue_markdown
+
+    readme = (SAMPLE_REPO.parent / "README.md").read_text()
+    embedded = readme.split("<!-- catalogue:start -->\n")[1].split("\n<!-- catalogue:end -->")[0]
+    assert embedded == catalogue_markdown(load_checks())

@@ -1,0 +1,147 @@
+"""The command line through click's CliRunner, on real repositories and indexes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import sqlite_utils
+from click.testing import CliRunner
+
+from labnote_index.checks import FINDING_KEYS
+from labnote_index.cli import cli
+
+from .conftest import SAMPLE_REPO, Repo
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_build_prints_summary_and_exits_zero_despite_bad_files(repo: Repo):
+    repo.write("registry/packets/2025/broken.json", "{nope")
+    result = run("build", repo.root, "--db", repo.db_path)
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    assert "12 packets" in result.stderr
+    assert "1 files with errors" in result.stderr
+    assert sqlite_utils.Database(repo.db_path)["files"].get("registry/packets/2025/broken.json")
+
+
+def test_build_without_a_repository_is_a_usage_error(tmp_path: Path):
+    result = run("build", tmp_path / "nowhere", "--db", tmp_path / "x.db")
+    assert result.exit_code == 2
+    assert "not a directory" in result.output
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_check_json_has_exactly_the_documented_keys(tmp_path: Path):
+    result = run("check", SAMPLE_REPO, "--db", tmp_path / "s.db", "--format", "json")
+    assert result.exit_code == 1
+    found = json.loads(result.stdout)
+    assert found and all(tuple(f) == FINDING_KEYS for f in found)
+    assert found[0]["severity"] == "error"  # errors come first
+
+
+def test_check_text_groups_by_file(tmp_path: Path):
+    result = run("check", SAMPLE_REPO, "--db", tmp_path / "s.db")
+    lines = result.stdout.splitlines()
+    assert "registry/packets/2026/20260911-codex-web-benchmarks.json" in lines
+    assert any(line.startswith("  error [provenance] source_refs:") for line in lines)
+    assert lines[-1] == "4 errors, 2 warnings in 6 files"
+
+
+def test_check_github_annotations(tmp_path: Path):
+    result = run("check", SAMPLE_REPO, "--db", tmp_path / "s.db", "--format", "github")
+    lines = result.stdout.splitlines()
+    assert len(lines) == 6
+    assert (
+        "::error file=registry/packets/2026/20260911-codex-web-benchmarks.json,title=provenance::"
+        in "\n".join(lines)
+    )
+    assert sum(line.startswith("::warning ") for line in lines) == 2
+
+
+def test_fail_on_warning(repo: Repo):
+    visit = repo.first("registry/visits/*/*.json")
+    data = repo.load(visit)
+    data["visitor_family"] = data.pop("session_family")
+    repo.save(visit, data)
+    assert run("check", repo.root, "--db", repo.db_path).exit_code == 0
+    assert run("check", repo.root, "--db", repo.db_path, "--fail-on", "warning").exit_code == 1
+
+
+def test_clean_repository_exits_zero(repo: Repo):
+    result = run("check", repo.root, "--db", repo.db_path, "--format", "json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == []
+
+
+def test_check_existing_index_with_db_only(tmp_path: Path):
+    db = tmp_path / "s.db"
+    assert run("build", SAMPLE_REPO, "--db", db).exit_code == 0
+    result = run("check", "--db", db, "--format", "json")
+    assert result.exit_code == 1
+    assert len(json.loads(result.stdout)) == 6
+
+
+def test_check_without_index_says_what_to_do(tmp_path: Path):
+    result = run("check", "--db", tmp_path / "missing.db")
+    assert result.exit_code == 2
+    assert "labnote-index build REPO" in result.output
+
+
+def test_check_on_a_file_that_is_not_an_index(tmp_path: Path):
+    other = tmp_path / "other.db"
+    sqlite_utils.Database(other)["t"].insert({"x": 1})
+    result = run("check", "--db", other)
+    assert result.exit_code == 2
+    assert "not a labnote-index database" in result.output
+
+
+def test_unwritable_index_location_is_reported_not_raised(repo: Repo, tmp_path: Path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = run("build", repo.root, "--db", blocker / "index.db")
+    assert result.exit_code == 1
+    assert "cannot write the index" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_orphans_text_json_csv(tmp_path: Path):
+    db = tmp_path / "s.db"
+    text = run("orphans", SAMPLE_REPO, "--db", db)
+    assert text.exit_code == 1
+    assert "reply_to (1)" in text.stdout and "tags (1)" in text.stdout
+    assert text.stdout.splitlines()[-1] == "2 orphaned references"
+    rows = json.loads(run("orphans", "--db", db, "--format", "json").stdout)
+    assert {(r["field"], r["missing_id"], r["expected_type"]) for r in rows} == {
+        ("reply_to", "20260911-maria-ops-summary-length", "message"),
+        ("tags", "vector-search", "tag"),
+    }
+    table = list(csv.DictReader(io.StringIO(run("orphans", "--db", db, "--format", "csv").stdout)))
+    assert [r["field"] for r in table] == ["reply_to", "tags"]
+
+
+def test_orphans_on_clean_repository_exit_zero(repo: Repo):
+    result = run("orphans", repo.root, "--db", repo.db_path)
+    assert result.exit_code == 0
+    assert "0 orphaned references" in result.stdout
+
+
+def help_text(command: str) -> str:
+    return " ".join(run(command, "--help").stdout.split())  # unwrapped
+
+
+def test_help_texts_describe_exit_codes():
+    assert "Exit status: 0 when nothing at or above --fail-on was found" in help_text("check")
+    assert "Exit 1 when there is at least one orphan" in help_text("orphans")
+    assert "--enforce-layout" in help_text("build")
+
+
+def test_default_database_is_labnote_db_in_current_directory(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run("build", SAMPLE_REPO).exit_code == 0
+    assert (tmp_path / "labnote.db").is_file()

@@ -1,0 +1,368 @@
+"""The importer: every file accounted for, relationships resolved, bad input kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+
+from bench.generate import generate
+from labnote_index.importer import build_index
+
+from .conftest import SAMPLE_REPO, Repo, findings_of
+
+
+def json_files(root: Path) -> set[str]:
+    return {
+        p.relative_to(root).as_posix()
+        for p in (root / "registry").rglob("*.json")
+        if "schemas" not in p.parts
+    }
+
+
+def test_every_sample_record_file_appears_exactly_once(sample_repo: Repo):
+    db = sample_repo.index()
+    paths = [r["path"] for r in db.query("SELECT path FROM files WHERE kind = 'record'")]
+    assert len(paths) == len(set(paths))
+    assert set(paths) == json_files(sample_repo.root)
+    assert len(paths) >= 40
+    records = [r["file"] for r in db.query("SELECT file FROM records")]
+    assert sorted(records) == sorted(paths)
+
+
+def test_sample_repo_has_all_seven_types(sample_repo: Repo):
+    db = sample_repo.index()
+    counts = {
+        r["record_type"]: r["n"]
+        for r in db.query("SELECT record_type, count(*) AS n FROM records GROUP BY record_type")
+    }
+    assert set(counts) == {
+        "packet",
+        "response",
+        "message",
+        "notification",
+        "visit",
+        "visitor",
+        "tag",
+    }
+    for rt, table in [("packet", "packets"), ("tag", "tags"), ("visit", "visits")]:
+        assert db[table].count == counts[rt]
+
+
+def test_generated_repository_of_hundreds_of_records(tmp_path: Path):
+    root = tmp_path / "big"
+    written = generate(root, packets=80)
+    assert written > 300
+    db_path = tmp_path / "big.db"
+    result = build_index(root, db_path)
+    db = sqlite_utils.Database(db_path)
+    paths = [r["path"] for r in db.query("SELECT path FROM files WHERE kind = 'record'")]
+    assert len(paths) == len(set(paths)) == written
+    assert set(paths) == json_files(root)
+    assert sum(result.records.values()) == written
+    assert result.files_with_errors == 0
+
+
+def test_relationship_tables_hold_sample_edges(sample_repo: Repo):
+    db = sample_repo.index()
+
+    def edge(field, source_id):
+        return list(
+            db.query(
+                "SELECT x.target_id, t.record_id AS resolved FROM refs x "
+                "LEFT JOIN records t ON t.file = x.target_file "
+                "WHERE x.field = ? AND x.source_id = ? ORDER BY x.position",
+                [field, source_id],
+            )
+        )
+
+    survey = "20260903-claude-retention-survey"
+    assert edge("source_packet_id", survey) == [
+        {
+            "target_id": "20260903-maria-ops-retention-question",
+            "resolved": "20260903-maria-ops-retention-question",
+        }
+    ]
+    # derivative_of mixes packets and responses, and resolves both
+    summary = edge("derivative_of", "20260906-gemini-retention-summary")
+    assert [e["resolved"] for e in summary] == ["20260905-claude-retention-followup", survey]
+    # the visit resolves to its packet through its own ID
+    visit = edge("visit_id", "20260903-maria-ops-retention-question-visit")
+    assert visit[0]["resolved"] == "20260903-maria-ops-retention-question"
+    # the orphaned reply stays unresolved, with the raw target kept
+    orphan = edge("reply_to", "20260912-gemini-late-reply")
+    assert orphan == [{"target_id": "20260911-maria-ops-summary-length", "resolved": None}]
+    # tags: the unknown tag is unresolved, the known one points at the tag row
+    uses = {
+        r["tag_slug"]: r["tag_file"]
+        for r in db.query(
+            "SELECT tag_slug, tag_file FROM tag_uses WHERE source_id = ?",
+            ["20260912-maria-ops-search-index"],
+        )
+    }
+    assert uses == {
+        "search-index": "registry/tags/proposed/search-index.json",
+        "vector-search": None,
+    }
+    refs = [
+        r["ref"]
+        for r in db.query(
+            "SELECT ref FROM source_refs WHERE source_id = '20260910-perplexity-web-scan'"
+        )
+    ]
+    assert "https://datasette.io/" in refs
+
+
+def test_reply_chain_view_gives_thread_depth(sample_repo: Repo):
+    db = sample_repo.index()
+    rows = {
+        r["message_id"]: (r["root_message_id"], r["depth"])
+        for r in db.query("SELECT * FROM reply_chains")
+    }
+    assert rows["20260904-claude-retention-done"] == ("20260903-maria-ops-retention-kickoff", 3)
+    assert rows["20260903-maria-ops-retention-kickoff"] == (
+        "20260903-maria-ops-retention-kickoff",
+        0,
+    )
+
+
+def test_foreign_keys_are_declared_for_datasette(sample_repo: Repo):
+    db = sample_repo.index()
+    fks = {(fk.column, fk.other_table, fk.other_column) for fk in db["refs"].foreign_keys}
+    assert ("target_file", "records", "file") in fks
+    assert ("tag_file", "tags", "file") in {
+        (fk.column, fk.other_table, fk.other_column) for fk in db["tag_uses"].foreign_keys
+    }
+    assert list(db.query("PRAGMA foreign_key_check")) == []
+
+
+def test_artifacts_existence_and_body(sample_repo: Repo):
+    db = sample_repo.index()
+    status = {r["path"]: r for r in db.query("SELECT * FROM artifacts")}
+    missing = status["datadrops/2026/20260914-codex-registry-audit.md"]
+    assert missing["status"] == "missing" and missing["body"] is None
+    present = status["datadrops/2026/20260903-maria-ops-retention-question.md"]
+    assert present["status"] == "ok" and "retention schedule" in present["body"]
+    assert present["sha256"] and present["size"] > 0
+
+
+def test_duplicate_ids_keep_both_records(repo: Repo):
+    original = repo.first("registry/packets/*/*.json")
+    copy = original.replace(".json", "-copy.json")
+    repo.write(copy, (repo.root / original).read_text())
+    db = repo.index()
+    rows = list(
+        db.query("SELECT file FROM packets WHERE packet_id = ?", [repo.load(original)["packet_id"]])
+    )
+    assert sorted(r["file"] for r in rows) == sorted([original, copy])
+
+
+def test_legacy_spellings_are_mapped_and_flagged(repo: Repo):
+    visit = repo.first("registry/visits/*/*.json")
+    data = repo.load(visit)
+    data["visitor_family"] = data.pop("session_family")
+    repo.save(visit, data)
+    packet = repo.first("registry/packets/*/*.json")
+    data = repo.load(packet)
+    del data["record_type"]
+    data["source_ai"] = data.pop("source_session")
+    repo.save(packet, data)
+    db = repo.index()
+    assert db["visits"].get(visit)["session_family"] == repo.load(visit)["visitor_family"]
+    assert db["packets"].get(packet)["source_session"] == repo.load(packet)["source_ai"]
+    legacy = {
+        (r["file"], r["legacy_field"], r["canonical_field"])
+        for r in db.query("SELECT * FROM legacy_fields")
+    }
+    assert legacy == {
+        (visit, "visitor_family", "session_family"),
+        (packet, "(no record_type)", "record_type"),
+        (packet, "source_ai", "source_session"),
+    }
+    # mapped fields are neither missing nor unknown
+    assert list(db.query("SELECT * FROM validation_errors")) == []
+
+
+def test_invalid_record_keeps_every_readable_field(repo: Repo):
+    visit = repo.first("registry/visits/*/*.json")
+    repo.edit(visit, relay_needed="no", mood="cheerful")
+    db = repo.index()
+    row = db["visits"].get(visit)
+    assert row["relay_needed"] == "no"
+    assert row["valid"] == 0
+    assert json.loads(row["extra"]) == {"mood": "cheerful"}
+    assert row["visitor_id"] == repo.load(visit)["visitor_id"]
+
+
+# ---- bad input: each a file-named row, the rest indexed, no crash
+
+BAD_INPUTS = {
+    "malformed": (b'{"record_type": "packet",', "malformed JSON"),
+    "array": (b"[1, 2]", "an array, not an object"),
+    "string": (b'"packet"', "a string, not an object"),
+    "empty": (b"", "file is empty"),
+    "invalid-utf8": (b'{"record_type": "packet", "notes": "\xff\xfe"}', "not valid UTF-8"),
+    "nan": (b'{"record_type": "packet", "schema_version": NaN}', "NaN"),
+    "infinity": (b'{"record_type": "packet", "schema_version": -Infinity}', "Infinity"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_INPUTS))
+def test_unreadable_file_becomes_an_error_row(repo: Repo, name: str):
+    content, expected = BAD_INPUTS[name]
+    bad = repo.write(f"registry/packets/2025/20250301-bad-{name}.json", content)
+    before = len(json_files(repo.root)) - 1
+    db = repo.index()
+    row = db["files"].get(bad)
+    assert expected in row["error"]
+    assert db["records"].count == before
+    assert any(f["file"] == bad and f["check"] == "file_unreadable" for f in findings_of(db))
+
+
+def test_bom_and_duplicate_keys_are_read_and_flagged(repo: Repo):
+    packet = repo.first("registry/packets/*/*.json")
+    text = (repo.root / packet).read_text()
+    text = text.replace('"notes": ""', '"notes": "first", "notes": "second"')
+    repo.write(packet, b"\xef\xbb\xbf" + text.encode())
+    db = repo.index()
+    assert db["packets"].get(packet)["notes"] == "second"
+    errors = {
+        (r["field"], r["error_type"])
+        for r in db.query("SELECT * FROM validation_errors WHERE file = ?", [packet])
+    }
+    assert errors == {("", "encoding_bom"), ("notes", "duplicate_key")}
+
+
+def test_unknown_record_type(repo: Repo):
+    bad = repo.write("registry/packets/2025/common.json", '{"record_type": "common"}')
+    db = repo.index()
+    assert db["files"].get(bad)["record_type"] == "common"
+    assert [
+        r["error_type"]
+        for r in db.query("SELECT error_type FROM validation_errors WHERE file = ?", [bad])
+    ] == ["unknown_record_type"]
+    assert not list(db.query("SELECT * FROM records WHERE file = ?", [bad]))
+
+
+def test_record_in_wrong_directory_is_indexed_and_found(repo: Repo):
+    packet = repo.first("registry/packets/*/*.json")
+    moved = repo.move(packet, "registry/messages/open/" + packet.rsplit("/", 1)[1])
+    db = repo.index()
+    assert db["packets"].get(moved)["packet_id"]
+    assert any(f["file"] == moved and f["check"] == "location_directory" for f in findings_of(db))
+
+
+def test_huge_file_is_accounted_for_but_not_read(repo: Repo):
+    big = "registry/packets/2025/20250301-huge.json"
+    with (repo.root / big).open("wb") as handle:
+        handle.write(b'{"notes": "')
+        handle.write(b"x" * (50 * 1024 * 1024))
+        handle.write(b'"}')
+    db = repo.index()
+    row = db["files"].get(big)
+    assert row["size"] > 50 * 1024 * 1024
+    assert "not read" in row["error"]
+    assert len(row["sha256"]) == 64
+
+
+def test_symlink_outside_repository_is_not_followed(repo: Repo, tmp_path: Path):
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"record_type": "packet", "notes": "outside"}')
+    link = "registry/packets/2025/20250301-link.json"
+    os.symlink(secret, repo.root / link)
+    db = repo.index()
+    row = db["files"].get(link)
+    assert "outside the repository" in row["error"]
+    assert row["sha256"] is None
+    assert not list(db.query("SELECT * FROM records WHERE file = ?", [link]))
+
+
+def test_artifact_symlink_escape_and_unsafe_paths(repo: Repo, tmp_path: Path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("secret body")
+    packets = repo.files("registry/packets/*/*.json")
+    os.symlink(outside, repo.root / "datadrops" / "escape.md")
+    repo.edit(packets[0], path="datadrops/escape.md")
+    repo.edit(packets[1], path="../outside.md")
+    repo.edit(packets[2], path="/etc/hostname")
+    db = repo.index()
+    status = {r["path"]: (r["status"], r["body"]) for r in db.query("SELECT * FROM artifacts")}
+    assert status["datadrops/escape.md"] == ("escapes", None)
+    assert status["../outside.md"] == ("unsafe", None)
+    assert status["/etc/hostname"] == ("unsafe", None)
+    flagged = {f["file"] for f in findings_of(db) if f["check"] == "artifact_path"}
+    assert set(packets[:3]) <= flagged
+
+
+def test_files_outside_registry_are_not_indexed_unless_named(repo: Repo):
+    repo.write("notes/stray.json", '{"record_type": "packet"}')
+    db = repo.index()
+    assert db["files"].count and not list(
+        db.query("SELECT * FROM files WHERE path = 'notes/stray.json'")
+    )
+
+
+def test_named_files_index_exactly_those(repo: Repo):
+    packets = repo.files("registry/packets/*/*.json")[:2]
+    db = repo.index(files=packets)
+    assert [r["path"] for r in db.query("SELECT path FROM files ORDER BY path")] == packets
+
+
+def test_dot_directories_are_skipped(repo: Repo):
+    repo.write("registry/.cache/x.json", "{}")
+    repo.write(".git/registry/packets/x.json", "{}")
+    db = repo.index()
+    assert not list(db.query("SELECT * FROM files WHERE path LIKE '%.cache%' OR path LIKE '.git%'"))
+
+
+# ---- atomic replacement
+
+
+def test_interrupted_build_leaves_previous_index_intact(repo: Repo):
+    db = repo.index()
+    before = db["records"].count
+    db.close()
+    original = repo.db_path.read_bytes()
+    done = []
+
+    def interrupt_halfway(n: int) -> None:
+        done.append(n)
+        if len(done) == 20:
+            raise KeyboardInterrupt  # as if the operator pressed Ctrl-C
+
+    with pytest.raises(KeyboardInterrupt):
+        build_index(repo.root, repo.db_path, progress=interrupt_halfway)
+    assert repo.db_path.read_bytes() == original
+    assert sqlite_utils.Database(repo.db_path)["records"].count == before
+    leftovers = [p for p in repo.db_path.parent.iterdir() if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_interrupted_first_build_leaves_no_database(repo: Repo):
+    def interrupt(n: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        build_index(repo.root, repo.db_path, progress=interrupt)
+    assert list(repo.db_path.parent.glob("*.db*")) == []
+
+
+def test_new_index_replaces_old_one_whole(repo: Repo):
+    repo.index()
+    conn = sqlite3.connect(repo.db_path)
+    conn.execute("CREATE TABLE leftover (x)")
+    conn.commit()
+    conn.close()
+    db = repo.index()
+    assert "leftover" not in db.table_names()
+
+
+def test_sample_repo_is_untouched_by_indexing(tmp_path: Path):
+    before = {p: p.stat().st_mtime_ns for p in SAMPLE_REPO.rglob("*") if p.is_file()}
+    build_index(SAMPLE_REPO, tmp_path / "s.db")
+    after = {p: p.stat().st_mtime_ns for p in SAMPLE_REPO.rglob("*") if p.is_file()}
+    assert before == after

@@ -1,0 +1,98 @@
+"""The pydantic models against the reference validator's own fixtures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from labnote_index.formats import RECORD_TYPES
+from labnote_index.models import column_types, validate
+
+from .conftest import CONFORMANCE, SHARED
+
+VALID = CONFORMANCE / "tests" / "fixtures" / "valid"
+
+
+def load(path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("record_type", list(RECORD_TYPES))
+def test_valid_fixture_of_each_type_validates(record_type):
+    data = load(VALID / record_type / "record.json")
+    assert validate(record_type, data) == []
+
+
+@pytest.mark.parametrize("record_type", list(RECORD_TYPES))
+def test_model_columns_are_the_schema_properties(record_type):
+    schema = load(SHARED / "labnote" / "schemas" / f"{record_type}.schema.json")
+    assert set(column_types(record_type)) == set(schema["properties"]) == set(schema["required"])
+
+
+@pytest.mark.parametrize(
+    "fixture, record_type, field, error_type",
+    [
+        ("packet", "packet", "source_refs", "provenance_source_refs"),
+        ("unknown-origin", "packet", "source_note", "provenance_source_note"),
+        ("response", "response", "derivative_of", "provenance_derivative_of"),
+        ("message", "message", "to_group", "message_recipient"),
+        ("notification", "notification", "status", "enum"),
+        ("visit", "visit", "relay_needed", "type"),
+        ("visitor", "visitor", "visitor_id", "visitor_id_grammar"),
+        ("tag", "tag", "accepted_by", "accepted_tag"),
+    ],
+)
+def test_invalid_fixture_names_field_and_problem(fixture, record_type, field, error_type):
+    data = load(CONFORMANCE / "tests" / "fixtures" / "invalid" / fixture / "record.json")
+    problems = validate(record_type, data)
+    assert (field, error_type) in {(p.field, p.error_type) for p in problems}
+    assert all(p.message for p in problems)
+
+
+def packet():
+    return load(VALID / "packet" / "record.json")
+
+
+@pytest.mark.parametrize(
+    "change, field, error_type",
+    [
+        ({"schema_version": True}, "schema_version", "type"),
+        ({"schema_version": 2}, "schema_version", "enum"),
+        ({"response_expected": "yes"}, "response_expected", "type"),
+        ({"response_expected": 1}, "response_expected", "type"),
+        ({"tags": "fixture-tag"}, "tags", "type"),
+        ({"tags": ["a", "a"]}, "tags", "duplicate_item"),
+        ({"tags": ["Not A Slug"]}, "tags.0", "slug_grammar"),
+        ({"created_at": "2026-09-02"}, "created_at", "timestamp"),
+        ({"created_at": "2026-02-30T10:00:00Z"}, "created_at", "timestamp"),
+        ({"packet_id": "fixture"}, "packet_id", "id_grammar"),
+        ({"path": "../outside.md"}, "path", "unsafe_path"),
+        ({"path": "/etc/passwd"}, "path", "unsafe_path"),
+        ({"created_by": ""}, "created_by", "empty_value"),
+        ({"priority": "high"}, "priority", "extra_forbidden"),
+        ({"content_origin": "invented"}, "content_origin", "enum"),
+    ],
+)
+def test_packet_strictness(change, field, error_type):
+    data = packet() | change
+    problems = {(p.field, p.error_type) for p in validate("packet", data)}
+    assert (field, error_type) in problems
+
+
+def test_missing_field_is_named():
+    data = packet()
+    del data["notes"]
+    assert [(p.field, p.error_type) for p in validate("packet", data)] == [("notes", "missing")]
+
+
+def test_provenance_rules_apply_even_when_other_fields_are_broken():
+    data = packet() | {"content_origin": "web", "source_refs": [], "topic": "Bad Topic"}
+    problems = {(p.field, p.error_type) for p in validate("packet", data)}
+    assert ("source_refs", "provenance_source_refs") in problems
+    assert ("topic", "slug_grammar") in problems
+
+
+def test_message_with_group_only_is_addressed():
+    data = load(VALID / "message" / "record.json") | {"to_visitor_id": None, "to_group": "ops"}
+    assert validate("message", data) == []
