@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 DEMO_DB := sample.db
 
-.PHONY: demo test lint install clean
+.PHONY: demo test lint install clean readme
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,3 +32,10 @@ lint: $(INSTALLED)
 
 clean:
 	rm -rf $(VENV) $(DEMO_DB) *.egg-info .pytest_cache .ruff_cache
+
+## Regenerate the README's check catalogue from the check headers.
+readme: $(INSTALLED)
+	$(BIN)/python -c "import re, pathlib; from labnote_index.checks import load_checks; \
+	from labnote_index.report import catalogue_markdown; p = pathlib.Path('README.md'); \
+	start, end = '<!-- catalogue:start -->\n', '\n<!-- catalogue:end -->'; t = p.read_text(); \
+	p.write_text(t.split(start)[0] + start + catalogue_markdown(load_checks()) + end + t.split(end)[1])"

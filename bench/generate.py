@@ -11,6 +11,7 @@ findings; tests and the benchmark plant defects into it.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 from datetime import UTC, datetime, timedelta
@@ -257,18 +258,24 @@ def _thread(out: Writer, i: int, moment: datetime, sender: str, receiver: str, p
 
 
 def _handoff_chain(out: Writer, milestone: str, moment: datetime) -> None:
-    """researcher -> product-prd -> architect -> implementer, lightweight (draft) handoff."""
+    """researcher -> product-prd -> architect -> implementer.
+
+    Lightweight (draft) handoff, except the architect, whose packet is strict:
+    ready_for_next_role with a packet.lock.json, consumed as such.
+    """
     upstream: dict[str, Any] | None = None
     day = moment.strftime("%Y-%m-%d")
     for role in ROLES:
+        strict = role == "architect"
         base = f"docs/workflow/roles/{role}/reports/{milestone}/packet-v001"
         out.text(f"{base}/report.md", f"# {role} report for {milestone}\n")
+        status = "ready_for_next_role" if strict else "draft"
         manifest = {
             "schema_version": "0.1",
             "role": role,
             "milestone": milestone,
             "packet_version": "packet-v001",
-            "status": "draft",
+            "status": status,
             "created_at": day,
             "updated_at": day,
             "summary": f"{role} output for {milestone}.",
@@ -281,12 +288,31 @@ def _handoff_chain(out: Writer, milestone: str, moment: datetime) -> None:
             "required_confirmations": [],
         }
         out.json(f"{base}/handoff.manifest.json", manifest)
+        if strict:
+            files = [
+                {
+                    "path": name,
+                    "sha256": hashlib.sha256((out.root / base / name).read_bytes()).hexdigest(),
+                }
+                for name in ("handoff.manifest.json", "report.md")
+            ]
+            out.json(
+                f"{base}/packet.lock.json",
+                {
+                    "schema_version": "0.1",
+                    "role": role,
+                    "milestone": milestone,
+                    "packet_version": "packet-v001",
+                    "status": status,
+                    "files": files,
+                },
+            )
         upstream = {
             "role": role,
             "milestone": milestone,
             "packet_version": "packet-v001",
             "manifest": f"{base}/handoff.manifest.json",
-            "status_at_consumption": "draft",
+            "status_at_consumption": status,
             "consumption_status": "accepted_as_input",
         }
 

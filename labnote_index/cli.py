@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -10,6 +11,7 @@ import click
 import sqlite_utils
 
 from . import checks, report
+from . import lineage as lineage_mod
 from .importer import BuildResult, RepositoryError, build_index
 
 DEFAULT_DB = "labnote.db"
@@ -222,3 +224,35 @@ def list_checks(fmt: str) -> None:
         return
     for c in catalogue:
         click.echo(f"{c.id} ({c.severity})\n  protects: {c.protects}\n  repair: {c.repair}")
+
+
+@cli.command(name="lineage")
+@click.argument("key", metavar="ID_OR_PACKET_DIR")
+@_db_option
+@click.option(
+    "--direction",
+    type=click.Choice(lineage_mod.DIRECTIONS),
+    default="both",
+    show_default=True,
+    help="up: where it came from; down: what came from it.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
+    """The provenance tree of a record or handoff packet, from the index.
+
+    ID_OR_PACKET_DIR is a record ID, a record file, a handoff packet directory
+    or its manifest path. Registry records follow derivative_of, source
+    packets, responses and replies; handoff packets follow input_packets.
+    Exit 2 when nothing has that name.
+    """
+    db = _open_index(db_path)
+    try:
+        tree = lineage_mod.lineage(db, key, direction)
+    except lineage_mod.NodeNotFound as exc:
+        raise click.UsageError(str(exc)) from exc
+    if fmt == "json":
+        click.echo(json.dumps(tree, indent=2))
+    else:
+        click.echo(lineage_mod.lineage_text(tree))

@@ -171,4 +171,5 @@ GENERATED_VIEWS = tuple(
 )
 
 HANDOFF_MANIFEST = "handoff.manifest.json"
+MANIFEST_STATUSES = ("draft", "blocked", "ready_for_next_role", "superseded")
 PACKET_LOCK = "packet.lock.json"

@@ -23,7 +23,7 @@ from typing import Any
 
 import sqlite_utils
 
-from . import checks
+from . import checks, handoff
 from .discover import DiscoveredFile, discover, named_files
 from .formats import (
     LEGACY_FIELDS,
@@ -172,6 +172,7 @@ class _Importer:
         self.repo = repo
         self.enforce_layout = enforce_layout
         self.artifacts_seen: set[str] = set()
+        self.packet_dirs_seen: set[str] = set()
 
     def import_file(self, found: DiscoveredFile, rows: Rows) -> None:
         path = found.path
@@ -186,13 +187,40 @@ class _Importer:
             return
         stat = full.stat()
         file_row["mtime_ns"] = stat.st_mtime_ns
-        if found.kind != "record":
+        if found.kind not in ("record", "handoff_manifest", "packet_lock"):
             file_row["size"], file_row["sha256"] = sha256_of(full)
             return
         parsed = read_record_file(full)
         file_row["size"], file_row["sha256"] = parsed.size, parsed.sha256
         file_row["error"] = parsed.error
-        self._import_record(path, parsed, file_row, rows)
+        if found.kind == "record":
+            self._import_record(path, parsed, file_row, rows)
+        else:
+            self._import_handoff(found.kind, path, parsed, file_row, rows)
+
+    def _import_handoff(
+        self, kind: str, path: str, parsed: ParsedFile, file_row: dict[str, Any], rows: Rows
+    ) -> None:
+        file_row["record_type"] = kind
+        packet_dir = path.rsplit("/", 1)[0] if "/" in path else ""
+        if packet_dir not in self.packet_dirs_seen:
+            self.packet_dirs_seen.add(packet_dir)
+            for row in handoff.packet_file_rows(self.repo, packet_dir):
+                rows.add("handoff_files", row)
+        problems = list(parsed.problems)
+        if parsed.data is not None:
+            problems += [
+                (p.field, p.error_type, p.message)
+                for p in handoff.validate_handoff(kind, parsed.data)
+            ]
+            if kind == "handoff_manifest":
+                tables = handoff.manifest_rows(path, parsed.data, valid=not problems)
+            else:
+                tables = handoff.lock_rows(path, parsed.data)
+            for table, table_rows in tables.items():
+                for row in table_rows:
+                    rows.add(table, row)
+        self._add_problems(path, kind, packet_dir, problems, rows)
 
     def _unreadable(self, path: str, full: Path) -> str | None:
         """Why a discovered path must not be read, if it must not."""
@@ -233,24 +261,36 @@ class _Importer:
                 data.setdefault("record_type", rt.name)  # inferred for a legacy record
                 record_id = _text(data.get(rt.id_field))
                 problems.extend((p.field, p.error_type, p.message) for p in validate(rt.name, data))
-        for field_name, error_type, message in problems:
-            rows.add(
-                "validation_errors",
-                {
-                    "file": path,
-                    "record_type": rt.name if rt else file_row["record_type"],
-                    "record_id": record_id,
-                    "field": field_name,
-                    "error_type": error_type,
-                    "message": message,
-                },
-            )
+        self._add_problems(
+            path, rt.name if rt else file_row["record_type"], record_id, problems, rows
+        )
         if rt is None or data is None:
             return
         for row in legacy:
             rows.add("legacy_fields", {"file": path, "record_id": record_id, **row})
         valid = not problems
         self._add_record(path, rt, data, record_id, valid, rows)
+
+    @staticmethod
+    def _add_problems(
+        path: str,
+        record_type: str | None,
+        record_id: str | None,
+        problems: list[tuple[str, str, str]],
+        rows: Rows,
+    ) -> None:
+        for field_name, error_type, message in problems:
+            rows.add(
+                "validation_errors",
+                {
+                    "file": path,
+                    "record_type": record_type,
+                    "record_id": record_id,
+                    "field": field_name,
+                    "error_type": error_type,
+                    "message": message,
+                },
+            )
 
     def _record_type(
         self, path: str, data: dict[str, Any], legacy: list[dict[str, Any]]

@@ -354,11 +354,12 @@ def validate(record_type: str, data: dict[str, Any]) -> list[Problem]:
     try:
         MODELS[record_type].model_validate(data)
     except ValidationError as exc:
-        return [_problem(record_type, error) for error in exc.errors()]
+        return [problem_from_error(record_type, error) for error in exc.errors()]
     return []
 
 
-def _problem(record_type: str, error: Any) -> Problem:
+def problem_from_error(record_type: str, error: Any) -> Problem:
+    """A pydantic error as a Problem with a field path and a plain-words message."""
     loc = [str(part) for part in error["loc"]]
     # Errors inside a union (str | None) carry the member in the location.
     loc = [p for p in loc if p not in ("str", "none", "function-after[check(), str]")]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from .formats import RECORD_TYPES, REFERENCE_RULES, STATUS_BUCKETS
+from .formats import MANIFEST_STATUSES, RECORD_TYPES, REFERENCE_RULES, STATUS_BUCKETS
 from .models import column_types
 
 RECORD_TABLES = [rt.table for rt in RECORD_TYPES.values()]
@@ -26,11 +26,44 @@ VIEWS = {
         UNION ALL
         SELECT 'tags', u.source_type, u.source_id, u.source_file, u.tag_slug, 'tag'
         FROM tag_uses u WHERE u.tag_file IS NULL
+        UNION ALL
+        SELECT 'input_packets', 'handoff_packet', i.consumer, p.manifest, i.manifest,
+               'handoff_manifest'
+        FROM input_packets i JOIN handoff_packets p ON p.packet_dir = i.consumer
+        WHERE i.upstream IS NULL
     """,
     "derivations": """
         SELECT id, source_file, source_type, source_id, position,
                target_id AS derivative_of, target_file
         FROM refs WHERE field = 'derivative_of'
+    """,
+    # Provenance across both record families as child -> parent edges between
+    # files (record files and handoff manifests): a response's parent is its
+    # packet, a reply's parent the message it answers, a packet's parent the
+    # packets it consumed. response_packet_id and response_message_id point
+    # from the parent to the child, so they are turned around.
+    "lineage_edges": """
+        SELECT source_file AS child, target_file AS parent, field FROM refs
+        WHERE target_file IS NOT NULL
+          AND field NOT IN ('response_packet_id', 'response_message_id')
+        UNION
+        SELECT target_file, source_file, field FROM refs
+        WHERE target_file IS NOT NULL
+          AND field IN ('response_packet_id', 'response_message_id')
+        UNION
+        SELECT c.manifest, u.manifest, 'input_packets'
+        FROM input_packets i
+        JOIN handoff_packets c ON c.packet_dir = i.consumer
+        JOIN handoff_packets u ON u.packet_dir = i.upstream
+    """,
+    "lineage_nodes": """
+        SELECT file AS node, record_type AS kind, record_id AS label, status FROM records
+        UNION ALL
+        SELECT manifest, 'handoff_packet',
+               coalesce(role, '?') || '/' || coalesce(milestone, '?') || '/'
+               || coalesce(packet_version, '?'),
+               status
+        FROM handoff_packets
     """,
     # Each message with the root of its reply thread and its depth below it.
     # UNION (not UNION ALL) and the depth bound keep a reply cycle from looping.
@@ -161,7 +194,107 @@ def create_tables(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("file", "files", "path")],
     )
+    _create_handoff_tables(db)
     _create_format_tables(db)
+
+
+def _create_handoff_tables(db: sqlite_utils.Database) -> None:
+    """Handoff packets keyed by their directory; files and documents relative to it."""
+    db["handoff_packets"].create(
+        {
+            "packet_dir": str,
+            "manifest": str,
+            "dir_role": str,
+            "dir_milestone": str,
+            "dir_packet_version": str,
+            "role": str,
+            "milestone": str,
+            "packet_version": str,
+            "status": str,
+            "created_at": str,
+            "updated_at": str,
+            "summary": str,
+            "schema_version": str,
+            "blocked": bool,
+            "handoff_to": str,
+            "source_scopes": str,
+            "open_questions": str,
+            "required_confirmations": str,
+            "extra": str,
+            "valid": bool,
+        },
+        pk="packet_dir",
+        foreign_keys=[("manifest", "files", "path")],
+    )
+    db["handoff_files"].create(
+        {"id": int, "packet_dir": str, "path": str, "size": int, "sha256": str},
+        pk="id",
+        foreign_keys=[("packet_dir", "handoff_packets", "packet_dir")],
+    )
+    db["handoff_documents"].create(
+        {
+            "id": int,
+            "packet_dir": str,
+            "position": int,
+            "path": str,
+            "type": str,
+            "required": bool,
+            "description": str,
+            "exists": bool,
+            "sha256": str,
+        },
+        pk="id",
+        foreign_keys=[("packet_dir", "handoff_packets", "packet_dir")],
+    )
+    db["input_packets"].create(
+        {
+            "id": int,
+            "consumer": str,
+            "position": int,
+            "role": str,
+            "milestone": str,
+            "packet_version": str,
+            "manifest": str,
+            "status_at_consumption": str,
+            "consumption_status": str,
+            "extra": str,
+            "upstream": str,
+        },
+        pk="id",
+        foreign_keys=[
+            ("consumer", "handoff_packets", "packet_dir"),
+            ("upstream", "handoff_packets", "packet_dir"),
+        ],
+    )
+    db["packet_locks"].create(
+        {
+            "lock_file": str,
+            "packet_dir": str,
+            "role": str,
+            "milestone": str,
+            "packet_version": str,
+            "status": str,
+            "schema_version": str,
+            "extra": str,
+        },
+        pk="lock_file",
+        foreign_keys=[
+            ("lock_file", "files", "path"),
+            ("packet_dir", "handoff_packets", "packet_dir"),
+        ],
+    )
+    db["locked_files"].create(
+        {
+            "id": int,
+            "lock_file": str,
+            "packet_dir": str,
+            "path": str,
+            "recorded_sha256": str,
+            "current_sha256": str,
+        },
+        pk="id",
+        foreign_keys=[("lock_file", "packet_locks", "lock_file")],
+    )
 
 
 def create_indexes(db: sqlite_utils.Database) -> None:
@@ -179,6 +312,15 @@ def create_indexes(db: sqlite_utils.Database) -> None:
     db["validation_errors"].create_index(["file"])
     db["validation_errors"].create_index(["error_type"])
     db["legacy_fields"].create_index(["file"])
+    db["handoff_packets"].create_index(["manifest"])
+    db["handoff_packets"].create_index(["role", "milestone"])
+    db["handoff_files"].create_index(["packet_dir", "path"])
+    db["handoff_documents"].create_index(["packet_dir"])
+    db["input_packets"].create_index(["consumer"])
+    db["input_packets"].create_index(["upstream"])
+    db["input_packets"].create_index(["manifest"])
+    db["packet_locks"].create_index(["packet_dir"])
+    db["locked_files"].create_index(["lock_file"])
     for name, sql in VIEWS.items():
         db.create_view(name, sql, replace=True)
 
@@ -209,6 +351,9 @@ def _create_format_tables(db: sqlite_utils.Database) -> None:
         ),
         pk=("record_type", "status"),
     )
+    db["handoff_statuses"].insert_all(
+        ({"status": status} for status in MANIFEST_STATUSES), pk="status"
+    )
     db["reference_rules"].insert_all(
         (
             {
@@ -238,6 +383,24 @@ RESOLVE_SQL = [
     UPDATE tag_uses SET tag_file = (
         SELECT min(r.file) FROM records r
         WHERE r.record_type = 'tag' AND r.record_id = tag_uses.tag_slug
+    )
+    """,
+    # An input_packets entry names its upstream by manifest path.
+    """
+    UPDATE input_packets SET upstream = (
+        SELECT p.packet_dir FROM handoff_packets p WHERE p.manifest = input_packets.manifest
+    )
+    """,
+    """
+    UPDATE handoff_documents SET ([exists], sha256) = (
+        SELECT count(f.id) > 0, min(f.sha256) FROM handoff_files f
+        WHERE f.packet_dir = handoff_documents.packet_dir AND f.path = handoff_documents.path
+    )
+    """,
+    """
+    UPDATE locked_files SET current_sha256 = (
+        SELECT f.sha256 FROM handoff_files f
+        WHERE f.packet_dir = locked_files.packet_dir AND f.path = locked_files.path
     )
     """,
 ]

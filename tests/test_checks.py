@@ -148,7 +148,94 @@ def _tag(repo: Repo, status: str) -> str:
     return repo.first(f"registry/tags/{status}/*.json")
 
 
-PLANTED: list[tuple[str, Callable[[Repo], str]]] = [
+def _manifest(role: str) -> str:
+    return f"docs/workflow/roles/{role}/reports/milestone-1/packet-v001/handoff.manifest.json"
+
+
+def _lock(role: str = "architect") -> str:
+    return _manifest(role).replace("handoff.manifest.json", "packet.lock.json")
+
+
+def _edit_input(repo: Repo, role: str, **changes: object) -> str:
+    data = repo.load(_manifest(role))
+    data["input_packets"][0].update(changes)
+    repo.save(_manifest(role), data)
+    return _manifest(role)
+
+
+def _drop_field(repo: Repo, rel: str, field: str) -> str:
+    data = repo.load(rel)
+    del data[field]
+    repo.save(rel, data)
+    return rel
+
+
+def _remove_lock(repo: Repo) -> str:
+    (repo.root / _lock()).unlink()
+    return _manifest("architect")
+
+
+def _edit_one_byte(repo: Repo) -> str:
+    report = repo.root / _lock().replace("packet.lock.json", "report.md")
+    content = bytearray(report.read_bytes())
+    content[2] ^= 0x20  # flip the case of one letter
+    report.write_bytes(bytes(content))
+    return _lock()
+
+
+def _input_cycle(repo: Repo) -> str:
+    implementer = repo.load(_manifest("implementer"))
+    entry = {
+        **implementer["input_packets"][0],
+        "role": "implementer",
+        "manifest": _manifest("implementer"),
+        "status_at_consumption": "draft",
+    }
+    return repo.edit(_manifest("researcher"), input_packets=[entry])
+
+
+HANDOFF_PLANTED: list[tuple[str, Callable[[Repo], str]]] = [
+    ("handoff_schema", lambda r: _drop_field(r, _manifest("researcher"), "summary")),
+    ("handoff_schema", lambda r: _drop_field(r, _manifest("researcher"), "handoff_to")),
+    ("handoff_schema", lambda r: r.edit(_manifest("researcher"), blocked="no")),
+    ("handoff_status", lambda r: r.edit(_manifest("researcher"), status="accepted")),
+    ("handoff_directory", lambda r: r.edit(_manifest("researcher"), milestone="other")),
+    (
+        "handoff_document_path",
+        lambda r: r.edit(_manifest("researcher"), documents=[{"path": "../x.md"}]),
+    ),
+    (
+        "handoff_document_missing",
+        lambda r: r.edit(_manifest("researcher"), documents=[{"path": "absent.md"}]),
+    ),
+    ("input_packet_unresolved", lambda r: _edit_input(r, "product-prd", manifest="docs/x.json")),
+    ("input_packet_mismatch", lambda r: _edit_input(r, "product-prd", packet_version="packet-v9")),
+    (
+        "input_packet_consumption",
+        lambda r: _edit_input(r, "product-prd", consumption_status="rejected"),
+    ),
+    (
+        "input_packet_status",
+        lambda r: _edit_input(r, "product-prd", status_at_consumption="accepted"),
+    ),
+    ("handoff_ready_blocked", lambda r: r.edit(_manifest("architect"), blocked=True)),
+    ("handoff_lock_missing", _remove_lock),
+    ("handoff_lock_mismatch", lambda r: r.edit(_lock(), role="someone-else")),
+    (
+        "handoff_lock_mismatch",
+        lambda r: r.write(_lock("researcher"), (r.root / _lock()).read_text()),
+    ),
+    ("handoff_lock_drift", _edit_one_byte),
+    (
+        "handoff_lock_drift",
+        lambda r: r.write(_lock().replace("packet.lock.json", "new.md"), "x") and _lock(),
+    ),
+    ("handoff_superseded", lambda r: r.edit(_manifest("researcher"), status="superseded")),
+    ("input_packet_lock", lambda r: _remove_lock(r) and _manifest("implementer")),
+    ("input_packet_cycle", _input_cycle),
+]
+
+PLANTED: list[tuple[str, Callable[[Repo], str]]] = HANDOFF_PLANTED + [
     ("file_unreadable", _unreadable),
     ("json_strict", _bom),
     ("record_type_unknown", lambda r: r.edit(_first_packet(r), record_type="common")),

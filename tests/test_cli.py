@@ -50,13 +50,13 @@ def test_check_text_groups_by_file(tmp_path: Path):
     lines = result.stdout.splitlines()
     assert "registry/packets/2026/20260911-codex-web-benchmarks.json" in lines
     assert any(line.startswith("  error [provenance] source_refs:") for line in lines)
-    assert lines[-1] == "4 errors, 2 warnings in 6 files"
+    assert lines[-1] == "6 errors, 2 warnings in 8 files"
 
 
 def test_check_github_annotations(tmp_path: Path):
     result = run("check", SAMPLE_REPO, "--db", tmp_path / "s.db", "--format", "github")
     lines = result.stdout.splitlines()
-    assert len(lines) == 6
+    assert len(lines) == 8
     assert (
         "::error file=registry/packets/2026/20260911-codex-web-benchmarks.json,title=provenance::"
         in "\n".join(lines)
@@ -84,7 +84,7 @@ def test_check_existing_index_with_db_only(tmp_path: Path):
     assert run("build", SAMPLE_REPO, "--db", db).exit_code == 0
     result = run("check", "--db", db, "--format", "json")
     assert result.exit_code == 1
-    assert len(json.loads(result.stdout)) == 6
+    assert len(json.loads(result.stdout)) == 8
 
 
 def test_check_without_index_says_what_to_do(tmp_path: Path):
@@ -115,14 +115,21 @@ def test_orphans_text_json_csv(tmp_path: Path):
     text = run("orphans", SAMPLE_REPO, "--db", db)
     assert text.exit_code == 1
     assert "reply_to (1)" in text.stdout and "tags (1)" in text.stdout
-    assert text.stdout.splitlines()[-1] == "2 orphaned references"
+    assert "input_packets (1)" in text.stdout
+    assert text.stdout.splitlines()[-1] == "3 orphaned references"
     rows = json.loads(run("orphans", "--db", db, "--format", "json").stdout)
     assert {(r["field"], r["missing_id"], r["expected_type"]) for r in rows} == {
         ("reply_to", "20260911-maria-ops-summary-length", "message"),
         ("tags", "vector-search", "tag"),
+        (
+            "input_packets",
+            "docs/workflow/roles/code-context/reports/retention-policy/packet-v001/"
+            "handoff.manifest.json",
+            "handoff_manifest",
+        ),
     }
     table = list(csv.DictReader(io.StringIO(run("orphans", "--db", db, "--format", "csv").stdout)))
-    assert [r["field"] for r in table] == ["reply_to", "tags"]
+    assert [r["field"] for r in table] == ["input_packets", "reply_to", "tags"]
 
 
 def test_orphans_on_clean_repository_exit_zero(repo: Repo):

@@ -5,7 +5,7 @@
 SELECT x.source_type AS record_type, x.source_id AS record_id, x.source_file AS file,
        'response_message_id' AS field,
        'response_message_id ' || quote(x.target_id) || ' does not reply_to this message back (its reply_to is '
-       || coalesce(quote(back.target_id), 'null') || ')' AS message
+       || iif(back.target_id IS NULL, 'null', quote(back.target_id)) || ')' AS message
 FROM refs x
 LEFT JOIN refs back ON back.source_file = x.target_file AND back.field = 'reply_to'
 WHERE x.field = 'response_message_id' AND x.target_file IS NOT NULL

@@ -4,7 +4,7 @@
 -- repair: correct response_packet_id on the packet or source_packet_id on the response
 SELECT 'packet' AS record_type, p.packet_id AS record_id, p.file, 'response_packet_id' AS field,
        'response_packet_id ' || quote(p.response_packet_id) || ' names a response whose source_packet_id is '
-       || coalesce(quote(r.source_packet_id), 'null') || ', not this packet' AS message
+       || iif(r.source_packet_id IS NULL, 'null', quote(r.source_packet_id)) || ', not this packet' AS message
 FROM refs x
 JOIN packets p ON p.file = x.source_file
 JOIN responses r ON r.file = x.target_file

@@ -5,3 +5,4 @@
 SELECT record_type, record_id, file, field, message
 FROM validation_errors
 WHERE error_type = 'missing'
+  AND record_type IN (SELECT record_type FROM record_types)

@@ -1,0 +1,7 @@
+-- check: handoff_schema
+-- severity: error
+-- protects: handoff manifests and packet locks carry every field of packet-schema.md with the right type (handoff_to or return_to; unknown fields are kept, never rejected)
+-- repair: add the missing field or fix its type, following docs/workflow packet-schema.md
+SELECT 'handoff_packet' AS record_type, record_id, file, field, message
+FROM validation_errors
+WHERE record_type IN ('handoff_manifest', 'packet_lock') AND error_type != 'handoff_status'

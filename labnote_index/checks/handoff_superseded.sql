@@ -1,0 +1,12 @@
+-- check: handoff_superseded
+-- severity: error
+-- protects: a superseded packet points forward: a newer packet-vNNN of the same role and milestone exists
+-- repair: add the newer packet version, or set the status back to what it was
+SELECT 'handoff_packet' AS record_type, p.packet_dir AS record_id, p.manifest AS file,
+       'status' AS field,
+       'superseded, but no newer packet of ' || p.role || '/' || p.milestone || ' exists' AS message
+FROM handoff_packets p
+WHERE p.status = 'superseded'
+  AND NOT EXISTS (SELECT 1 FROM handoff_packets n
+                  WHERE n.role = p.role AND n.milestone = p.milestone
+                    AND n.packet_version > p.packet_version)

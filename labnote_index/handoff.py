@@ -1,0 +1,244 @@
+"""Workflow handoff packets: ``handoff.manifest.json`` and ``packet.lock.json``.
+
+A packet is the directory holding a manifest, normally
+``docs/workflow/roles/<role>/reports/<milestone>/packet-vNNN/``. Manifests are
+additive: unknown fields are kept in ``extra``, never rejected. The rows made
+here are resolved in SQL after loading (documents and locked files against the
+packet's files, input_packets against the manifests).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
+
+from .formats import MANIFEST_STATUSES
+from .models import Problem, problem_from_error
+from .parse import sha256_of
+
+
+def _status(value: str) -> str:
+    if value not in MANIFEST_STATUSES:
+        hint = (
+            "; downstream acceptance is recorded in input_packets as accepted_as_input"
+            if value == "accepted"
+            else ""
+        )
+        raise PydanticCustomError(
+            "handoff_status",
+            "status must be one of draft, blocked, ready_for_next_role, superseded, got '{value}'"
+            + hint,
+            {"value": value},
+        )
+    return value
+
+
+class _Handoff(BaseModel):
+    # Unknown fields are allowed: new manifest fields are additive.
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class Document(_Handoff):
+    path: str
+    type: str | None = None
+    required: bool = True
+    description: str | None = None
+
+
+class InputPacket(_Handoff):
+    role: str
+    milestone: str
+    packet_version: str
+    manifest: str
+    status_at_consumption: str
+    consumption_status: str
+
+
+class Manifest(_Handoff):
+    schema_version: str | int
+    role: str
+    milestone: str
+    packet_version: str
+    status: str
+    created_at: str
+    updated_at: str
+    summary: str
+    documents: list[Document]
+    input_packets: list[InputPacket]
+    source_scopes: list[Any]
+    # A later revision of the workflow writes return_to instead of handoff_to.
+    return_to: list[str] | None = None
+    handoff_to: list[str] | None = None
+    open_questions: list[Any]
+    blocked: bool
+    required_confirmations: list[Any]
+
+    @field_validator("status")
+    @classmethod
+    def _manifest_status(cls, value: str) -> str:
+        return _status(value)
+
+    @field_validator("handoff_to")
+    @classmethod
+    def _has_next_role(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        if value is None and info.data.get("return_to") is None:
+            raise PydanticCustomError(
+                "missing_next_role", "required field handoff_to (or return_to) is missing"
+            )
+        return value
+
+
+class LockedFile(_Handoff):
+    path: str
+    sha256: str
+
+
+class Lock(_Handoff):
+    schema_version: str | int
+    role: str
+    milestone: str
+    packet_version: str
+    status: str
+    files: list[LockedFile]
+
+
+MANIFEST_FIELDS = set(Manifest.model_fields)
+LOCK_FIELDS = set(Lock.model_fields)
+
+
+def validate_handoff(kind: str, data: dict[str, Any]) -> list[Problem]:
+    model = Manifest if kind == "handoff_manifest" else Lock
+    # Defaults are not validated: make an absent handoff_to visible to its rule.
+    payload = dict(data)
+    if kind == "handoff_manifest":
+        payload.setdefault("handoff_to", None)
+    try:
+        model.model_validate(payload)
+    except ValidationError as exc:
+        return [problem_from_error(kind, error) for error in exc.errors()]
+    return []
+
+
+def packet_location(packet_dir: str) -> dict[str, str | None]:
+    """role, milestone and packet_version as the directory names them."""
+    parts = packet_dir.split("/")
+    for i in range(len(parts) - 4):
+        if parts[i] == "roles" and parts[i + 2] == "reports" and i + 4 == len(parts) - 1:
+            return {
+                "dir_role": parts[i + 1],
+                "dir_milestone": parts[i + 3],
+                "dir_packet_version": parts[i + 4],
+            }
+    return {"dir_role": None, "dir_milestone": None, "dir_packet_version": None}
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def manifest_rows(manifest: str, data: dict[str, Any], valid: bool) -> dict[str, list[dict]]:
+    """Rows for handoff_packets, handoff_documents and input_packets from one manifest."""
+    packet_dir = manifest.rsplit("/", 1)[0] if "/" in manifest else ""
+    extra = {k: v for k, v in data.items() if k not in MANIFEST_FIELDS}
+    packet = {
+        "packet_dir": packet_dir,
+        "manifest": manifest,
+        **packet_location(packet_dir),
+        **{
+            k: _text(data.get(k))
+            for k in (
+                "role",
+                "milestone",
+                "packet_version",
+                "status",
+                "created_at",
+                "updated_at",
+                "summary",
+            )
+        },
+        "schema_version": _text(data.get("schema_version")),
+        "blocked": data.get("blocked"),
+        "handoff_to": data.get("handoff_to", data.get("return_to")),
+        **{k: data.get(k) for k in ("source_scopes", "open_questions", "required_confirmations")},
+        "extra": json.dumps(extra) if extra else None,
+        "valid": valid,
+    }
+    documents = []
+    for position, doc in enumerate(_objects(data.get("documents"))):
+        documents.append(
+            {
+                "packet_dir": packet_dir,
+                "position": position,
+                "path": _text(doc.get("path")),
+                "type": _text(doc.get("type")),
+                "required": doc.get("required", True) is not False,
+                "description": _text(doc.get("description")),
+            }
+        )
+    inputs = []
+    for position, entry in enumerate(_objects(data.get("input_packets"))):
+        extra_entry = {k: v for k, v in entry.items() if k not in InputPacket.model_fields}
+        inputs.append(
+            {
+                "consumer": packet_dir,
+                "position": position,
+                **{k: _text(entry.get(k)) for k in InputPacket.model_fields},
+                "extra": json.dumps(extra_entry) if extra_entry else None,
+            }
+        )
+    return {"handoff_packets": [packet], "handoff_documents": documents, "input_packets": inputs}
+
+
+def lock_rows(lock: str, data: dict[str, Any]) -> dict[str, list[dict]]:
+    packet_dir = lock.rsplit("/", 1)[0] if "/" in lock else ""
+    extra = {k: v for k, v in data.items() if k not in LOCK_FIELDS}
+    row = {
+        "lock_file": lock,
+        "packet_dir": packet_dir,
+        **{k: _text(data.get(k)) for k in ("role", "milestone", "packet_version", "status")},
+        "schema_version": _text(data.get("schema_version")),
+        "extra": json.dumps(extra) if extra else None,
+    }
+    files = [
+        {
+            "lock_file": lock,
+            "packet_dir": packet_dir,
+            "path": _text(entry.get("path")),
+            "recorded_sha256": _text(entry.get("sha256")),
+        }
+        for entry in _objects(data.get("files"))
+    ]
+    return {"packet_locks": [row], "locked_files": files}
+
+
+def packet_file_rows(repo: Path, packet_dir: str) -> list[dict[str, Any]]:
+    """Every file of a packet directory (dot-directories and symlinks left out), hashed."""
+    rows = []
+    base = repo / packet_dir
+    for top, dirs, files in os.walk(base):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            full = Path(top) / name
+            if full.is_symlink() or not full.is_file():
+                continue  # never followed; a lock cannot vouch for a link
+            size, digest = sha256_of(full)
+            rows.append(
+                {
+                    "packet_dir": packet_dir,
+                    "path": full.relative_to(base).as_posix(),
+                    "size": size,
+                    "sha256": digest,
+                }
+            )
+    return rows
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []

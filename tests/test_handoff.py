@@ -1,0 +1,179 @@
+"""Handoff packets: tables, lineage across input_packets, and the lineage command."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from labnote_index.cli import cli
+
+from .conftest import SHARED, Repo, findings_of
+
+CHAIN = ["researcher", "product-prd", "architect", "implementer"]
+
+
+def manifest(role: str, milestone: str = "milestone-1") -> str:
+    return f"docs/workflow/roles/{role}/reports/{milestone}/packet-v001/handoff.manifest.json"
+
+
+def packet_dir(role: str, milestone: str = "milestone-1") -> str:
+    return manifest(role, milestone).rsplit("/", 1)[0]
+
+
+def test_handoff_tables_of_a_generated_chain(repo: Repo):
+    db = repo.index()
+    packets = {
+        r["role"]: r
+        for r in db.query("SELECT * FROM handoff_packets WHERE milestone = 'milestone-1'")
+    }
+    assert set(packets) == set(CHAIN)
+    architect = packets["architect"]
+    assert architect["status"] == "ready_for_next_role"
+    assert (architect["dir_role"], architect["dir_milestone"], architect["dir_packet_version"]) == (
+        "architect",
+        "milestone-1",
+        "packet-v001",
+    )
+    inputs = {r["consumer"]: r for r in db.query("SELECT * FROM input_packets")}
+    implementer = inputs[packet_dir("implementer")]
+    assert implementer["upstream"] == packet_dir("architect")
+    assert implementer["status_at_consumption"] == "ready_for_next_role"
+    locked = list(
+        db.query(
+            "SELECT path, recorded_sha256 = current_sha256 AS same FROM locked_files "
+            "WHERE packet_dir = ? ORDER BY path",
+            [packet_dir("architect")],
+        )
+    )
+    assert locked == [
+        {"path": "handoff.manifest.json", "same": 1},
+        {"path": "report.md", "same": 1},
+    ]
+    documents = list(
+        db.query(
+            "SELECT path, required, [exists] FROM handoff_documents WHERE packet_dir = ?",
+            [packet_dir("researcher")],
+        )
+    )
+    assert documents == [{"path": "report.md", "required": 1, "exists": 1}]
+
+
+def test_unknown_manifest_fields_are_kept_and_return_to_accepted(repo: Repo):
+    data = repo.load(manifest("researcher"))
+    data["return_to"] = data.pop("handoff_to")
+    data["reviewer_notes"] = {"by": "operator"}
+    data["documents"][0]["checksum_hint"] = "none"
+    repo.save(manifest("researcher"), data)
+    db = repo.index()
+    row = db["handoff_packets"].get(packet_dir("researcher"))
+    assert json.loads(row["extra"]) == {"reviewer_notes": {"by": "operator"}}
+    assert row["valid"] == 1
+    assert findings_of(db) == []
+
+
+def test_lock_drift_after_editing_one_byte(repo: Repo):
+    report = repo.root / packet_dir("architect") / "report.md"
+    assert findings_of(repo.index()) == []
+    content = bytearray(report.read_bytes())
+    content[-2] = ord("!")
+    report.write_bytes(bytes(content))
+    drift = [f for f in findings_of(repo.index()) if f["check"] == "handoff_lock_drift"]
+    assert len(drift) == 1
+    assert drift[0]["file"] == packet_dir("architect") + "/packet.lock.json"
+    assert "report.md" in drift[0]["message"]
+
+
+def test_sample_chain_is_indexed(sample_repo: Repo):
+    db = sample_repo.index()
+    roles = [r["role"] for r in db.query("SELECT DISTINCT role FROM handoff_packets ORDER BY role")]
+    assert roles == sorted(CHAIN)
+    assert db["packet_locks"].count == 1
+
+
+def test_shared_templates_are_indexed_without_crashing(tmp_path: Path):
+    root = tmp_path / "templates"
+    for template in (SHARED / "handoff" / "templates").glob("*.json"):
+        role = template.name.split(".")[0]
+        target = root / "docs/workflow/roles" / role / "reports/template/packet-v001"
+        target.mkdir(parents=True)
+        shutil.copy(template, target / "handoff.manifest.json")
+    result = CliRunner().invoke(
+        cli, ["check", str(root), "--db", str(tmp_path / "t.db"), "--format", "json"]
+    )
+    assert result.exit_code == 1  # templates list documents they do not ship
+    checks = {f["check"] for f in json.loads(result.stdout)}
+    assert "handoff_document_missing" in checks
+    assert "file_unreadable" not in checks
+
+
+# ---- lineage
+
+
+def lineage(db_path: Path, *args: str):
+    return CliRunner().invoke(cli, ["lineage", *args, "--db", str(db_path)])
+
+
+def test_lineage_up_a_four_role_chain(repo: Repo):
+    repo.index()
+    result = lineage(repo.db_path, packet_dir("implementer"), "--direction", "up")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("handoff_packet implementer/milestone-1/packet-v001 [draft]")
+    roles = [line.split("handoff_packet ")[1].split("/")[0] for line in lines[2:]]
+    assert roles == ["architect", "product-prd", "researcher"]
+    depths = [(len(line) - len(line.lstrip())) // 2 for line in lines[2:]]
+    assert depths == [1, 2, 3]
+
+
+def test_lineage_json_down_from_the_first_role(repo: Repo):
+    repo.index()
+    result = lineage(
+        repo.db_path, manifest("researcher"), "--direction", "down", "--format", "json"
+    )
+    tree = json.loads(result.stdout)
+    assert "up" not in tree
+    chain, node = [], tree["down"]
+    while node:
+        assert len(node) == 1 and node[0]["via"] == ["input_packets"]
+        chain.append((node[0]["label"].split("/")[0], node[0]["depth"]))
+        node = node[0]["children"]
+    assert chain == [("product-prd", 1), ("architect", 2), ("implementer", 3)]
+
+
+def test_lineage_of_a_registry_record(sample_repo: Repo):
+    sample_repo.index()
+    result = lineage(sample_repo.db_path, "20260908-gemini-retention-brief", "--format", "json")
+    tree = json.loads(result.stdout)
+    assert tree["down"] == []
+    first = tree["up"][0]
+    assert (first["kind"], first["label"]) == ("response", "20260906-gemini-retention-summary")
+    grand = first["children"][0]
+    assert grand["label"] == "20260905-claude-retention-followup"
+    assert set(grand["via"]) == {"derivative_of", "source_packet_id", "response_packet_id"}
+
+
+def test_lineage_survives_a_cycle(repo: Repo):
+    data = repo.load(manifest("researcher"))
+    data["input_packets"] = [
+        repo.load(manifest("product-prd"))["input_packets"][0]
+        | {
+            "role": "implementer",
+            "manifest": manifest("implementer"),
+            "status_at_consumption": "draft",
+        }
+    ]
+    repo.save(manifest("researcher"), data)
+    repo.index()
+    result = lineage(repo.db_path, packet_dir("implementer"), "--direction", "up")
+    assert result.exit_code == 0
+    assert "(shown above)" in result.stdout
+
+
+def test_lineage_of_an_unknown_name_is_a_usage_error(repo: Repo):
+    repo.index()
+    result = lineage(repo.db_path, "20990101-nobody-nothing")
+    assert result.exit_code == 2
+    assert "no record ID" in result.output
