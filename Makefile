@@ -1,13 +1,18 @@
 # Two commands get a newcomer running: `make demo` and `make test`.
-# Both need only python3 and make; everything else is installed here.
+# Both need only python3 and make; everything else is installed here
+# (a virtual environment from PyPI, Graphviz and Chromium from Debian's packages).
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 DEMO_DB := sample.db
+PORT ?= 8001
+# apt-get needs root: use sudo when not root already.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_INSTALL := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq
 
-.PHONY: demo test lint install clean readme
+.PHONY: demo test lint install graphviz chromium clean readme
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,25 +22,35 @@ $(INSTALLED): pyproject.toml
 
 install: $(INSTALLED)
 
-## Index sample_repo/, report what is wrong with it.
-demo: $(INSTALLED)
+# Graphviz draws the lineage pictures; Chromium runs the browser tests.
+graphviz:
+	@command -v dot >/dev/null 2>&1 || { echo "Installing graphviz (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) graphviz >/dev/null; }
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { echo "Installing chromium (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) chromium >/dev/null; }
+
+## Index sample_repo/, report what is wrong with it, then browse it in Datasette.
+demo: $(INSTALLED) graphviz
 	$(BIN)/labnote-index build sample_repo --db $(DEMO_DB)
 	-$(BIN)/labnote-index check --db $(DEMO_DB)
+	$(BIN)/labnote-index serve $(DEMO_DB) --port $(PORT)
 
 ## Lint, format check, then the whole test suite.
-test: lint
+test: lint graphviz chromium
 	$(BIN)/pytest
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-clean:
-	rm -rf $(VENV) $(DEMO_DB) *.egg-info .pytest_cache .ruff_cache
-
 ## Regenerate the README's check catalogue from the check headers.
 readme: $(INSTALLED)
-	$(BIN)/python -c "import re, pathlib; from labnote_index.checks import load_checks; \
+	$(BIN)/python -c "import pathlib; from labnote_index.checks import load_checks; \
 	from labnote_index.report import catalogue_markdown; p = pathlib.Path('README.md'); \
 	start, end = '<!-- catalogue:start -->\n', '\n<!-- catalogue:end -->'; t = p.read_text(); \
 	p.write_text(t.split(start)[0] + start + catalogue_markdown(load_checks()) + end + t.split(end)[1])"
+
+clean:
+	rm -rf $(VENV) $(DEMO_DB) *.egg-info .pytest_cache .ruff_cache

@@ -13,6 +13,7 @@ import sqlite_utils
 from . import checks, report
 from . import lineage as lineage_mod
 from .importer import BuildResult, RepositoryError, build_index
+from .serve import serve
 
 DEFAULT_DB = "labnote.db"
 
@@ -256,3 +257,22 @@ def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
         click.echo(json.dumps(tree, indent=2))
     else:
         click.echo(lineage_mod.lineage_text(tree))
+
+
+@cli.command(name="serve")
+@click.argument(
+    "db_path", metavar="[DB]", default=DEFAULT_DB, type=click.Path(dir_okay=False, path_type=Path)
+)
+@click.option("--port", default=8001, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Interface to bind; the default serves this machine only.",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open a web browser on the index.")
+def serve_command(db_path: Path, port: int, host: str, open_browser: bool) -> None:
+    """Browse an index in Datasette: described tables, canned provenance queries,
+    full-text search and lineage graphs. The database is opened read-only."""
+    _open_index(db_path)
+    serve(db_path, host, port, open_browser)

@@ -87,6 +87,19 @@ VIEWS = {
 }
 
 
+FTS_COLUMNS = {
+    "artifacts": ["body"],
+    "packets": ["topic", "notes"],
+    "responses": ["notes"],
+    "messages": ["summary", "notes"],
+    "notifications": ["summary", "notes"],
+    "visits": ["notes"],
+    "visitors": ["display_name", "notes"],
+    "tags": ["display_name", "description", "notes"],
+    "handoff_packets": ["summary"],
+}
+
+
 def create_tables(db: sqlite_utils.Database) -> None:
     """Create every table of an empty index, with keys, foreign keys and indexes."""
     db["files"].create(
@@ -323,6 +336,10 @@ def create_indexes(db: sqlite_utils.Database) -> None:
     db["locked_files"].create_index(["lock_file"])
     for name, sql in VIEWS.items():
         db.create_view(name, sql, replace=True)
+    # Full-text search for Datasette's search box (the index is never edited
+    # in place by people, so no triggers).
+    for table, columns in FTS_COLUMNS.items():
+        db[table].enable_fts(columns, create_triggers=False, replace=True)
 
 
 def _create_format_tables(db: sqlite_utils.Database) -> None:

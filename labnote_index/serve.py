@@ -1,0 +1,44 @@
+"""Publish an index with Datasette: read-only, with the project's metadata."""
+
+from __future__ import annotations
+
+import threading
+import webbrowser
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from datasette.app import Datasette
+
+# The key metadata.yml uses for the database; a served file may have any name.
+METADATA_DATABASE = "labnote"
+
+
+def load_metadata(database: str = METADATA_DATABASE) -> dict[str, Any]:
+    """The packaged metadata.yml, applied to the database called ``database``."""
+    text = (resources.files("labnote_index") / "metadata.yml").read_text(encoding="utf-8")
+    metadata = {k: v for k, v in yaml.safe_load(text).items() if not k.startswith("x-")}
+    metadata["databases"] = {database: metadata["databases"][METADATA_DATABASE]}
+    return metadata
+
+
+def make_datasette(db_path: Path) -> Datasette:
+    """Datasette over the index, immutable (opened read-only, never written)."""
+    db_path = Path(db_path)
+    return Datasette(
+        immutables=[str(db_path)],
+        metadata=load_metadata(db_path.stem),
+        settings={"default_page_size": 50, "sql_time_limit_ms": 3000},
+    )
+
+
+def serve(db_path: Path, host: str, port: int, open_browser: bool = False) -> None:
+    import uvicorn
+
+    datasette = make_datasette(db_path)
+    url = f"http://{host}:{port}/{Path(db_path).stem}"
+    if open_browser:
+        threading.Timer(1.0, webbrowser.open, [url]).start()
+    print(f"Serving {db_path} at {url} (Ctrl-C to stop)", flush=True)
+    uvicorn.run(datasette.app(), host=host, port=port, log_level="warning")

@@ -1,0 +1,118 @@
+"""A person's path through the served index, in a real headless Chromium.
+
+`labnote-index serve` runs as its own process on a free port; Debian's
+chromium (installed by `make test`) is driven by Playwright.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from labnote_index.importer import build_index
+
+from .conftest import SAMPLE_REPO
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    db_path = tmp_path_factory.mktemp("browser") / "sample.db"
+    build_index(SAMPLE_REPO, db_path)
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "labnote_index", "serve", str(db_path), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(base + "/-/versions.json", timeout=1)
+            break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                output = process.stdout.read().decode() if process.stdout else ""
+                pytest.fail(f"labnote-index serve did not start:\n{output}")
+            time.sleep(0.2)
+    yield base
+    process.terminate()
+    process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), "chromium is missing: `make test` installs it (apt)"
+    with sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+def test_newcomer_follows_orphans_and_lineage(server: str, browser, tmp_path: Path):
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(server + "/sample")
+    # The database page: described, with the canned queries on it.
+    assert "A LabNote repository indexed by labnote-index" in page.inner_text("body")
+    page.get_by_role("link", name="Orphaned references").click()
+    page.wait_for_url("**/sample/orphaned_references")
+    table = page.inner_text("table")
+    assert "vector-search" in table and "20260911-maria-ops-summary-length" in table
+    assert "Every reference whose target does not exist" in page.inner_text("body")
+    page.screenshot(path=str(tmp_path / "orphans.png"))
+
+    # A described table, then a record's row page, then its lineage picture.
+    page.goto(server + "/sample/packets")
+    assert "Packet records: a datadrop sent from one session to another" in page.inner_text("body")
+    page.get_by_role(
+        "link", name="registry/packets/2026/20260908-gemini-retention-brief.json"
+    ).click()
+    page.get_by_role("link", name="lineage graph").click()
+    page.wait_for_selector("#lineage-graph svg")
+    graph = page.inner_text("#lineage-graph")
+    for ancestor in (
+        "20260906-gemini-retention-summary",
+        "20260905-claude-retention-followup",
+        "20260903-maria-ops-retention-question",
+    ):
+        assert ancestor in graph
+    page.screenshot(path=str(tmp_path / "lineage.png"), full_page=True)
+
+    # Clicking a box follows that record's lineage.
+    page.locator("#lineage-graph a", has_text="20260903-maria-ops-retention-question").first.click()
+    page.wait_for_url(
+        "**/-/lineage?node=registry%2Fpackets%2F2026%2F20260903-maria-ops-retention-question.json"
+    )
+    assert page.inner_text("h1").startswith(
+        "Lineage of packet 20260903-maria-ops-retention-question"
+    )
+    assert (tmp_path / "lineage.png").stat().st_size > 10_000

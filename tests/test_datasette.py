@@ -1,0 +1,238 @@
+"""Datasette over a real index, through Datasette's own test client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlite_utils
+import yaml
+
+from labnote_index.importer import build_index
+from labnote_index.serve import load_metadata, make_datasette
+
+from .conftest import ROOT, SAMPLE_REPO
+
+XSS = "<script>alert(1)</script>"
+XSS_ID = "20260920-mallory-xss-probe"
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """sample_repo plus one message whose text is hostile markup."""
+    root = tmp_path_factory.mktemp("ds") / "repo"
+    shutil.copytree(SAMPLE_REPO, root)
+    (root / "messages/open").mkdir(parents=True, exist_ok=True)
+    (root / f"messages/open/{XSS_ID}.md").write_text(f"# Probe\n\n{XSS}\n")
+    record = json.loads(
+        (root / "registry/messages/open/20260912-gemini-late-reply.json").read_text()
+    )
+    record.update(
+        message_id=XSS_ID,
+        created_at="2026-09-20T10:00:00Z",
+        path=f"messages/open/{XSS_ID}.md",
+        reply_to=None,
+        summary=XSS,
+        notes='<img src=x onerror="alert(2)">',
+    )
+    (root / f"registry/messages/open/{XSS_ID}.json").write_text(json.dumps(record))
+    db_path = root.parent / "sample.db"
+    build_index(root, db_path)
+    return db_path
+
+
+def fetch(db_path: Path, *paths: str) -> list[Any]:
+    """GET each path from one Datasette instance; return the responses."""
+
+    async def run() -> list[Any]:
+        ds = make_datasette(db_path)
+        return [await ds.client.get(path) for path in paths]
+
+    return asyncio.run(run())
+
+
+def query(db_path: Path, name: str, **params: str) -> list[dict[str, Any]]:
+    args = "&".join(f"{k}={v}" for k, v in params.items())
+    (response,) = fetch(db_path, f"/sample/{name}.json?_shape=array&{args}")
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_orphaned_references(index: Path):
+    rows = query(index, "orphaned_references")
+    assert [r["field"] for r in rows] == ["input_packets", "reply_to", "tags"]
+    assert rows[2]["missing_id"] == "vector-search" and rows[2]["expected_type"] == "tag"
+
+
+def test_provenance_lineage(index: Path):
+    rows = query(index, "provenance_lineage", id="20260906-gemini-retention-summary")
+    got = {(r["direction"], r["label"], r["depth"]) for r in rows}
+    assert got == {
+        ("ancestor", "20260905-claude-retention-followup", 1),
+        ("ancestor", "20260903-claude-retention-survey", 1),
+        ("ancestor", "20260903-maria-ops-retention-question", 2),
+        ("descendant", "20260908-gemini-retention-brief", 1),
+    }
+
+
+def test_provenance_lineage_of_a_handoff_packet(index: Path):
+    manifest = (
+        "docs/workflow/roles/implementer/reports/retention-policy/packet-v001/handoff.manifest.json"
+    )
+    rows = query(index, "provenance_lineage", id=manifest)
+    assert [(r["label"].split("/")[0], r["depth"]) for r in rows] == [
+        ("architect", 1),
+        ("product-prd", 2),
+        ("researcher", 3),
+    ]
+
+
+def test_reply_thread(index: Path):
+    rows = query(index, "reply_thread", message_id="20260904-maria-ops-retention-scope")
+    assert [(r["depth"], r["message_id"]) for r in rows] == [
+        (0, "20260903-maria-ops-retention-kickoff"),
+        (1, "20260903-claude-retention-ack"),
+        (2, "20260904-maria-ops-retention-scope"),
+        (3, "20260904-claude-retention-done"),
+    ]
+
+
+def test_cited_by(index: Path):
+    rows = query(index, "cited_by", id="20260903-maria-ops-retention-question")
+    got = {(r["field"], r["source_id"]) for r in rows}
+    assert got == {
+        ("derivative_of", "20260903-claude-retention-survey"),
+        ("source_packet_id", "20260903-claude-retention-survey"),
+        ("related_packet", "20260903-maria-ops-retention-kickoff"),
+        ("visit_id", "20260903-maria-ops-retention-question-visit"),
+    }
+    tag_rows = query(index, "cited_by", id="retention")
+    assert len(tag_rows) >= 5 and {r["field"] for r in tag_rows} == {"tags"}
+
+
+def test_findings_by_check(index: Path):
+    everything = query(index, "findings_by_check", severity="")
+    assert sum(r["findings"] for r in everything) == sqlite_utils.Database(index)["findings"].count
+    warnings = query(index, "findings_by_check", severity="warning")
+    assert {r["check"] for r in warnings} == {"tag_deprecated", "legacy_spelling"}
+
+
+def test_provenance_coverage(index: Path):
+    rows = {r["content_origin"]: r for r in query(index, "provenance_coverage")}
+    assert rows["web"]["records"] == 2 and rows["web"]["missing_required"] == 1
+    assert "20260911-codex-web-benchmarks (no source_refs)" in rows["web"]["records_missing"]
+    assert rows["model_generated"]["missing_required"] == 0
+
+
+def test_handoff_chain(index: Path):
+    rows = query(index, "handoff_chain", milestone="retention-policy")
+    assert [(r["step"], r["role"], r["packet_version"]) for r in rows] == [
+        (0, "researcher", "packet-v001"),
+        (0, "researcher", "packet-v002"),
+        (1, "product-prd", "packet-v001"),
+        (2, "architect", "packet-v001"),
+        (3, "implementer", "packet-v001"),
+    ]
+    states = {r["role"]: r["lock_state"] for r in rows}
+    assert states["architect"] == "drifted" and states["implementer"] == "unlocked"
+    assert "architect/packet-v001 as ready_for_next_role" in rows[-1]["inputs"]
+
+
+def test_full_text_search_finds_artifact_words(index: Path):
+    artifacts, messages = fetch(
+        index,
+        "/sample/artifacts.json?_search=redirect&_shape=array",
+        "/sample/messages.json?_search=scope&_shape=array",
+    )
+    assert [r["path"] for r in artifacts.json()] == [
+        "datadrops/2026/20260908-gemini-retention-brief.md"
+    ]
+    assert "20260904-maria-ops-retention-scope" in {r["message_id"] for r in messages.json()}
+
+
+def test_search_box_is_offered(index: Path):
+    (page,) = fetch(index, "/sample/artifacts")
+    assert 'name="_search"' in page.text
+
+
+def test_hostile_text_is_escaped_everywhere(index: Path):
+    from datasette.utils import tilde_encode
+
+    row_path = tilde_encode(f"registry/messages/open/{XSS_ID}.json")
+    pages = fetch(
+        index,
+        "/sample/messages",
+        f"/sample/messages/{row_path}",
+        "/sample/artifacts?_search=Probe",
+        f"/sample?sql=select+summary,+notes+from+messages+where+message_id='{XSS_ID}'",
+        f"/sample/cited_by?id={XSS_ID}",
+        f"/sample/-/lineage?node={XSS_ID}",
+    )
+    for page in pages:
+        assert page.status_code == 200, page.url
+        assert XSS not in page.text and 'onerror="alert' not in page.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages[0].text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages[1].text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages[3].text
+
+
+def test_lineage_page_draws_svg_without_scripts(index: Path):
+    (page,) = fetch(index, "/sample/-/lineage?node=20260906-gemini-retention-summary")
+    assert page.status_code == 200
+    assert "script-src 'none'" in page.headers["content-security-policy"]
+    svg = page.text[page.text.index("<svg") : page.text.index("</svg>")]
+    assert "20260903-maria-ops-retention-question" in svg
+    assert (
+        "/sample/-/lineage?node=registry%2Fpackets%2F2026%2F20260908-gemini-retention-brief.json"
+        in svg
+    )
+    assert "<script" not in svg
+
+
+def test_lineage_page_of_unknown_node_is_404(index: Path):
+    (page,) = fetch(index, "/sample/-/lineage?node=nothing-like-this")
+    assert page.status_code == 404
+
+
+def test_row_page_links_to_lineage(index: Path):
+    from datasette.utils import tilde_encode
+
+    path = tilde_encode("registry/packets/2026/20260908-gemini-retention-brief.json")
+    (page,) = fetch(index, f"/sample/records/{path}")
+    assert 'class="labnote-lineage"' in page.text
+    assert (
+        "/sample/-/lineage?node=registry%2Fpackets%2F2026%2F20260908-gemini-retention-brief.json"
+        in page.text
+    )
+
+
+def test_database_is_served_read_only(index: Path):
+    (page,) = fetch(index, "/-/databases.json")
+    assert [(d["name"], d["is_mutable"]) for d in page.json()] == [("sample", False)]
+
+
+def test_every_visible_table_and_column_is_described(index: Path):
+    metadata = load_metadata("sample")["databases"]["sample"]["tables"]
+    db = sqlite_utils.Database(index)
+    for name in db.table_names() + db.view_names():
+        if name.endswith(("_fts", "_fts_data", "_fts_idx", "_fts_docsize", "_fts_config")):
+            continue
+        assert name in metadata, f"{name} has no metadata"
+        if metadata[name].get("hidden"):
+            continue
+        assert metadata[name].get("description"), f"{name} has no description"
+        if name in db.table_names():
+            columns = {c.name for c in db[name].columns}
+            described = set(metadata[name].get("columns", {}))
+            assert columns <= described, f"{name}: {columns - described} undescribed"
+
+
+def test_top_level_metadata_is_the_packaged_one():
+    top = ROOT / "metadata.yml"
+    assert yaml.safe_load(top.read_text()) == yaml.safe_load(
+        (ROOT / "labnote_index" / "metadata.yml").read_text()
+    )
