@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 import sqlite_utils
 
-from . import checks, report
+from . import checks, report, views
 from . import lineage as lineage_mod
 from .importer import BuildResult, RepositoryError, build_index
 from .serve import serve
@@ -276,3 +276,39 @@ def serve_command(db_path: Path, port: int, host: str, open_browser: bool) -> No
     full-text search and lineage graphs. The database is opened read-only."""
     _open_index(db_path)
     serve(db_path, host, port, open_browser)
+
+
+@cli.command(name="views")
+@click.argument("repo", type=click.Path(file_okay=False, path_type=Path))
+@_db_option
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Write nothing; exit 1 listing each view that differs, 0 when all are current.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory for the views (default: REPO/registry).",
+)
+def views_command(repo: Path, db_path: Path, check_only: bool, out: Path | None) -> None:
+    """Generate the CSV registries and registry/INDEX.md from the records.
+
+    The index is built first; the views are made from the canonical records
+    byte for byte in the reference generator's format (VIEWS.md).
+    """
+    _run_build(repo, db_path, (), False)
+    generated = views.stored_views(sqlite_utils.Database(db_path))
+    out = out or repo / "registry"
+    if check_only:
+        stale = views.stale_views(generated, out)
+        for path, diff in stale:
+            click.echo(f"stale: {path}")
+            if diff != "missing":
+                click.echo(diff.rstrip("\n"))
+        if not stale:
+            click.echo(f"{len(generated)} views are current")
+        sys.exit(EXIT_FOUND if stale else EXIT_OK)
+    for target in views.write_views(generated, out):
+        click.echo(f"wrote {target}", err=True)

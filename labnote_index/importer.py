@@ -23,7 +23,7 @@ from typing import Any
 
 import sqlite_utils
 
-from . import checks, handoff
+from . import checks, handoff, views
 from .discover import DiscoveredFile, discover, named_files
 from .formats import (
     LEGACY_FIELDS,
@@ -123,6 +123,8 @@ def build_index(
         rows.flush(db)
         create_indexes(db)
         resolve_references(db)
+        if not files:  # views describe the whole registry, not a chosen few files
+            views.store_views(db)
         checks.run_checks(db)
         return _result(db, db_path)
 
@@ -241,6 +243,8 @@ class _Importer:
     ) -> None:
         problems = [(f, t, m) for f, t, m in parsed.problems]
         data = parsed.data
+        if parsed.text is not None:
+            rows.add("record_json", {"file": path, "json": parsed.text})
         rt: RecordType | None = None
         legacy: list[dict[str, Any]] = []
         record_id = None

@@ -27,6 +27,7 @@ class ParsedFile:
     size: int
     sha256: str
     data: dict[str, Any] | None = None
+    text: str | None = None  # the decoded JSON text, for a file that parsed
     error: str | None = None
     # (field, error_type, message) for problems that did not stop the read
     problems: list[tuple[str, str, str]] = field(default_factory=list)
@@ -51,10 +52,10 @@ def sha256_of(path: Path) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
-def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, str]]]:
+def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, str]], str]:
     """Decode raw bytes as one strict JSON value.
 
-    Returns (value, fatal_error, problems).
+    Returns (value, fatal_error, problems, decoded text).
     """
     problems: list[tuple[str, str, str]] = []
     if raw.startswith(UTF8_BOM):
@@ -65,9 +66,9 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, 
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, f"not valid UTF-8 (byte {exc.start}): save the file as UTF-8", problems
+        return None, f"not valid UTF-8 (byte {exc.start}): save the file as UTF-8", problems, ""
     if not text.strip():
-        return None, "file is empty: a record is one JSON object", problems
+        return None, "file is empty: a record is one JSON object", problems, text
 
     duplicates: list[str] = []
 
@@ -82,9 +83,10 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, 
     try:
         value = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        return None, f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", problems
+        error = f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        return None, error, problems, text
     except (ValueError, RecursionError) as exc:
-        return None, f"malformed JSON: {exc}", problems
+        return None, f"malformed JSON: {exc}", problems, text
     for key in dict.fromkeys(duplicates):
         problems.append(
             (
@@ -93,7 +95,7 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, 
                 f"key {key!r} appears more than once in one object; the last value was indexed",
             )
         )
-    return value, None, problems
+    return value, None, problems, text
 
 
 def read_record_file(path: Path) -> ParsedFile:
@@ -106,7 +108,7 @@ def read_record_file(path: Path) -> ParsedFile:
             "it was not read"
         )
         return parsed
-    value, error, problems = parse_json_bytes(path.read_bytes())
+    value, error, problems, text = parse_json_bytes(path.read_bytes())
     parsed.problems = problems
     if error:
         parsed.error = error
@@ -115,6 +117,7 @@ def read_record_file(path: Path) -> ParsedFile:
         parsed.error = f"top-level JSON value is {kind}, not an object: a record is one JSON object"
     else:
         parsed.data = value
+        parsed.text = text
     return parsed
 
 

@@ -118,6 +118,12 @@ def create_tables(db: sqlite_utils.Database) -> None:
         {"path": str, "status": str, "size": int, "sha256": str, "body": str},
         pk="path",
     )
+    # Each record file's JSON exactly as read: the views are made from it,
+    # as the reference generator makes them from the parsed files.
+    db["record_json"].create(
+        {"file": str, "json": str}, pk="file", foreign_keys=[("file", "files", "path")]
+    )
+    db["generated_views"].create({"path": str, "sha256": str, "content": str}, pk="path")
     db["records"].create(
         {
             "file": str,

@@ -235,7 +235,17 @@ HANDOFF_PLANTED: list[tuple[str, Callable[[Repo], str]]] = [
     ("input_packet_cycle", _input_cycle),
 ]
 
+
+def _stale_view(repo: Repo) -> str:
+    from labnote_index.views import stored_views, write_views
+
+    write_views(stored_views(repo.index()), repo.root / "registry")
+    repo.edit(_first_packet(repo), notes="edited after the views were generated")
+    return "registry/packet_registry.csv"
+
+
 PLANTED: list[tuple[str, Callable[[Repo], str]]] = HANDOFF_PLANTED + [
+    ("view_stale", _stale_view),
     ("file_unreadable", _unreadable),
     ("json_strict", _bom),
     ("record_type_unknown", lambda r: r.edit(_first_packet(r), record_type="common")),

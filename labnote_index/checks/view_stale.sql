@@ -1,0 +1,13 @@
+-- check: view_stale
+-- severity: warning
+-- protects: the committed CSV registries and registry/INDEX.md say what the JSON records say (they are generated, read-only views)
+-- repair: run 'labnote-index views REPO' and commit the regenerated views; never edit them by hand
+SELECT NULL AS record_type, NULL AS record_id, g.path AS file, '' AS field,
+       CASE WHEN f.path IS NULL
+            THEN 'generated view is missing while the other views are committed'
+            ELSE 'generated view is stale: it differs from what the JSON records give'
+       END AS message
+FROM generated_views g
+LEFT JOIN files f ON f.path = g.path
+WHERE f.sha256 IS NOT g.sha256
+  AND EXISTS (SELECT 1 FROM files WHERE kind = 'view')

@@ -1,0 +1,167 @@
+"""The generated compatibility views: six CSV registries and registry/INDEX.md.
+
+Made from the canonical records exactly as ../shared/labnote/VIEWS.md gives
+the reference generator's format, byte for byte, so that a repository whose
+views the reference generator made stays current. They are computed from the
+JSON as read (``record_json``), like the reference generator, not from the
+typed columns: a legacy or invalid record is rendered as it is written.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import hashlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from .formats import RECORD_TYPES, RecordType
+
+_COLUMN_SPECS = {
+    "packet": "packet_id date created_at created_by deposited_by content_origin source_note "
+    "source_session target_session topic status path response_expected response_packet_id "
+    "tags notes",
+    "response": "response_id date created_at created_by deposited_by content_origin source_note "
+    "responding_session source_packet_id status path accepted_by decision_at tags notes",
+    "message": "message_id date created_at from_visitor_id to_visitor_id to_group status path "
+    "reply_to reply_expected response_message_id needs_human_relay related_packet "
+    "related_response summary tags notes",
+    "notification": "notification_id date created_at from_visitor_id to_visitor_id message_id "
+    "status path needs_human_action summary notes",
+    "visit": "visit_id date created_at visitor_id session_family checked_messages "
+    "answered_messages created_messages relay_needed signoff_path notes",
+    "visitor": "visitor_id date created_at session_family session_type display_name status "
+    "last_seen profile_path notes",
+}
+# Columns of each CSV registry, in order (VIEWS.md).
+COLUMNS: dict[str, list[str]] = {name: spec.split() for name, spec in _COLUMN_SPECS.items()}
+
+INDEX_HEADER = (
+    "# Registry Index\n\n"
+    "> Generated from canonical JSON records by scripts/generate_registry_views.py; "
+    "do not edit manually.\n\n"
+)
+
+
+def cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "|".join(cell(item) for item in value)
+    return str(value)
+
+
+def _canonical(db: sqlite_utils.Database, rt: RecordType) -> list[dict[str, Any]]:
+    """Records under registry/<type-dir>/ (any depth) whose record_type matches it, by ID."""
+    records = []
+    prefix = f"registry/{rt.directory}/"
+    for row in db.query(
+        "SELECT json FROM record_json WHERE substr(file, 1, ?) = ?", [len(prefix), prefix]
+    ):
+        data = json.loads(row["json"])
+        if data.get("record_type") == rt.name:
+            records.append(data)
+    return sorted(records, key=lambda d: str(d.get(rt.id_field, "")))
+
+
+def render_csv(records: list[dict[str, Any]], columns: list[str]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for data in records:
+        created = data.get("created_at")
+        writer.writerow(
+            [
+                (str(created)[:10] if created is not None else "")
+                if column == "date"
+                else cell(data.get(column))
+                for column in columns
+            ]
+        )
+    return out.getvalue()
+
+
+def render_index(counts: dict[str, int], tags: list[dict[str, Any]]) -> str:
+    lines = [INDEX_HEADER + "## Record Counts\n", "| Record type | Count |", "| --- | ---: |"]
+    lines += [f"| {name} | {counts[name]} |" for name in RECORD_TYPES]
+    lines += [
+        "",
+        "## Tags",
+        "",
+        "| Tag | Status | Scope | Description |",
+        "| --- | --- | --- | --- |",
+    ]
+    for tag in tags:
+        description = cell(tag.get("description")).replace("|", "\\|")
+        lines.append(
+            f"| {cell(tag.get('tag_slug'))} | {cell(tag.get('status'))} | "
+            f"{cell(tag.get('scope'))} | {description} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render_views(db: sqlite_utils.Database) -> dict[str, str]:
+    """Every view, keyed by its repository path."""
+    views: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    tags: list[dict[str, Any]] = []
+    for rt in RECORD_TYPES.values():
+        records = _canonical(db, rt)
+        counts[rt.name] = len(records)
+        if rt.views_file:
+            views[f"registry/{rt.views_file}"] = render_csv(records, COLUMNS[rt.name])
+        else:
+            tags = records
+    views["registry/INDEX.md"] = render_index(counts, tags)
+    return views
+
+
+def store_views(db: sqlite_utils.Database) -> None:
+    """Record the views the repository should have, for the stale-view check."""
+    db["generated_views"].insert_all(
+        {"path": path, "sha256": hashlib.sha256(content.encode()).hexdigest(), "content": content}
+        for path, content in render_views(db).items()
+    )
+
+
+def stored_views(db: sqlite_utils.Database) -> dict[str, str]:
+    return {r["path"]: r["content"] for r in db.query("SELECT * FROM generated_views")}
+
+
+def write_views(views: dict[str, str], out: Path) -> list[Path]:
+    """Write each view into ``out`` (the repository's registry/ directory, by default)."""
+    written = []
+    out.mkdir(parents=True, exist_ok=True)
+    for path, content in views.items():
+        target = out / path.rsplit("/", 1)[1]
+        target.write_bytes(content.encode("utf-8"))
+        written.append(target)
+    return written
+
+
+def stale_views(views: dict[str, str], out: Path, context: int = 3) -> list[tuple[str, str]]:
+    """(file, short unified diff) for each view in ``out`` that differs from ``views``."""
+    stale = []
+    for path, content in views.items():
+        target = out / path.rsplit("/", 1)[1]
+        current = target.read_bytes().decode("utf-8", "replace") if target.is_file() else None
+        if current == content:
+            continue
+        if current is None:
+            stale.append((str(target), "missing"))
+            continue
+        diff = difflib.unified_diff(
+            current.splitlines(keepends=True),
+            content.splitlines(keepends=True),
+            fromfile=f"{target} (committed)",
+            tofile=f"{target} (from the records)",
+            n=context,
+        )
+        stale.append((str(target), "".join(list(diff)[:20])))
+    return stale

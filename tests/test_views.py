@@ -1,0 +1,255 @@
+"""Generated views against expected files written by hand, and the staleness checks."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from labnote_index.cli import cli
+
+from .conftest import SAMPLE_REPO, Repo, findings_of
+
+
+def views(repo: Path, db: Path, *args: str):
+    return CliRunner().invoke(cli, ["views", str(repo), "--db", str(db), *args])
+
+
+def write(root: Path, rel: str, data: dict) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_tricky_cells_byte_for_byte(tmp_path: Path):
+    root = tmp_path / "repo"
+    base = {
+        "schema_version": 1,
+        "created_by": "op",
+        "deposited_by": "op",
+        "content_origin": "operator_authored",
+        "source_refs": [],
+        "source_note": "",
+        "derivative_of": [],
+        "provenance_coverage": "record_level",
+        "source_session": "a",
+        "target_session": "b",
+        "status": "new",
+        "response_expected": False,
+        "response_packet_id": None,
+    }
+    # Written out of ID order: rows must come back sorted by packet_id.
+    write(
+        root,
+        "registry/packets/2026/20260902-op-zeta.json",
+        {
+            "record_type": "packet",
+            **base,
+            "packet_id": "20260902-op-zeta",
+            "created_at": "2026-09-02T08:00:00Z",
+            "topic": "zeta",
+            "path": "datadrops/z.md",
+            "tags": ["a", "b"],
+            "notes": 'He said "hi", then left\nfor good',
+        },
+    )
+    write(
+        root,
+        "registry/packets/2026/20260901-op-alpha.json",
+        {
+            "record_type": "packet",
+            **base,
+            "packet_id": "20260901-op-alpha",
+            "created_at": "2026-09-01T23:59:59+02:00",
+            "topic": "alpha",
+            "path": "datadrops/a.md",
+            "response_expected": True,
+            "tags": [],
+            "notes": "plain",
+        },
+    )
+    # Not canonical: a message directory holding a packet, and a record with no record_type.
+    write(
+        root,
+        "registry/messages/open/20260903-op-stray.json",
+        {
+            "record_type": "packet",
+            **base,
+            "packet_id": "20260903-op-stray",
+            "created_at": "2026-09-03T08:00:00Z",
+            "topic": "stray",
+            "path": "x.md",
+            "tags": [],
+            "notes": "",
+        },
+    )
+    write(
+        root,
+        "registry/packets/2026/20260904-op-legacy.json",
+        {
+            **base,
+            "packet_id": "20260904-op-legacy",
+            "created_at": "2026-09-04T08:00:00Z",
+            "topic": "legacy",
+            "path": "x.md",
+            "tags": [],
+            "notes": "",
+        },
+    )
+    write(
+        root,
+        "registry/tags/accepted/pipes.json",
+        {
+            "record_type": "tag",
+            "schema_version": 1,
+            "tag_slug": "pipes",
+            "created_at": "2026-09-01T00:00:00Z",
+            "display_name": "Pipes",
+            "status": "accepted",
+            "scope": "registry",
+            "description": "a | b | c",
+            "created_by": "op",
+            "accepted_by": "op",
+            "accepted_at": "2026-09-01T00:00:00Z",
+            "acceptance_basis": "operator_supplied",
+            "notes": "",
+        },
+    )
+    result = views(root, tmp_path / "v.db")
+    assert result.exit_code == 0, result.output
+    assert (root / "registry/packet_registry.csv").read_bytes() == (
+        b"packet_id,date,created_at,created_by,deposited_by,content_origin,source_note,"
+        b"source_session,target_session,topic,status,path,response_expected,"
+        b"response_packet_id,tags,notes\n"
+        b"20260901-op-alpha,2026-09-01,2026-09-01T23:59:59+02:00,op,op,operator_authored,,"
+        b"a,b,alpha,new,datadrops/a.md,true,,,plain\n"
+        b"20260902-op-zeta,2026-09-02,2026-09-02T08:00:00Z,op,op,operator_authored,,"
+        b'a,b,zeta,new,datadrops/z.md,false,,a|b,"He said ""hi"", then left\nfor good"\n'
+    )
+    assert (root / "registry/message_registry.csv").read_text() == (
+        "message_id,date,created_at,from_visitor_id,to_visitor_id,to_group,status,path,"
+        "reply_to,reply_expected,response_message_id,needs_human_relay,related_packet,"
+        "related_response,summary,tags,notes\n"
+    )
+    index = (root / "registry/INDEX.md").read_text()
+    assert index == (
+        "# Registry Index\n\n"
+        "> Generated from canonical JSON records by scripts/generate_registry_views.py;"
+        " do not edit manually.\n\n"
+        "## Record Counts\n\n"
+        "| Record type | Count |\n| --- | ---: |\n"
+        "| packet | 2 |\n| response | 0 |\n| message | 0 |\n| notification | 0 |\n"
+        "| visit | 0 |\n| visitor | 0 |\n| tag | 1 |\n\n"
+        "## Tags\n\n"
+        "| Tag | Status | Scope | Description |\n| --- | --- | --- | --- |\n"
+        "| pipes | accepted | registry | a \\| b \\| c |\n"
+    )
+
+
+# An independent rendering, straight from the files, for whole repositories.
+def expected_csv(
+    root: Path, directory: str, record_type: str, id_field: str, columns: list[str]
+) -> str:
+    records = []
+    for path in (root / "registry" / directory).rglob("*.json"):
+        data = json.loads(path.read_text())
+        if data.get("record_type") == record_type:
+            records.append(data)
+    records.sort(key=lambda d: d[id_field])
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+
+    def show(value):
+        if value is None:
+            return ""
+        if value is True or value is False:
+            return "true" if value else "false"
+        if isinstance(value, list):
+            return "|".join(value)
+        return str(value)
+
+    for d in records:
+        writer.writerow([d["created_at"][:10] if c == "date" else show(d.get(c)) for c in columns])
+    return out.getvalue()
+
+
+def header(root: Path, name: str) -> list[str]:
+    return (root / "registry" / name).read_text().splitlines()[0].split(",")
+
+
+def check_whole_repository(root: Path, db: Path) -> None:
+    result = views(root, db)
+    assert result.exit_code == 0, result.output
+    for directory, record_type, id_field in [
+        ("packets", "packet", "packet_id"),
+        ("responses", "response", "response_id"),
+        ("messages", "message", "message_id"),
+        ("notifications", "notification", "notification_id"),
+        ("visits", "visit", "visit_id"),
+        ("visitors", "visitor", "visitor_id"),
+    ]:
+        name = f"{record_type}_registry.csv"
+        expected = expected_csv(root, directory, record_type, id_field, header(root, name))
+        assert (root / "registry" / name).read_text() == expected, name
+
+
+def test_sample_repo_views(sample_repo: Repo, tmp_path: Path):
+    check_whole_repository(sample_repo.root, tmp_path / "s.db")
+
+
+def test_generated_repository_views(repo: Repo, tmp_path: Path):
+    check_whole_repository(repo.root, tmp_path / "g.db")
+    lines = (repo.root / "registry/packet_registry.csv").read_text().splitlines()
+    assert len(lines) == 13  # header + 12 packets
+
+
+def test_committed_sample_views_are_current(tmp_path: Path):
+    result = views(SAMPLE_REPO, tmp_path / "s.db", "--check")
+    assert result.exit_code == 0, result.output
+    assert "7 views are current" in result.output
+
+
+def test_check_passes_after_views_and_fails_after_an_edit(repo: Repo, tmp_path: Path):
+    db = tmp_path / "v.db"
+    assert views(repo.root, db).exit_code == 0
+    before = {p.name: p.read_bytes() for p in (repo.root / "registry").glob("*_registry.csv")}
+    assert views(repo.root, db, "--check").exit_code == 0
+    packet = repo.first("registry/packets/*/*.json")
+    repo.edit(packet, status="archived")
+    result = views(repo.root, db, "--check")
+    assert result.exit_code == 1
+    assert "stale: " in result.output and "packet_registry.csv" in result.output
+    assert "+" in result.output and ",archived," in result.output
+    after = {p.name: p.read_bytes() for p in (repo.root / "registry").glob("*_registry.csv")}
+    assert before == after  # --check writes nothing
+
+
+def test_views_to_another_directory(repo: Repo, tmp_path: Path):
+    out = tmp_path / "out"
+    assert views(repo.root, tmp_path / "v.db", "--out", str(out)).exit_code == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [
+            "INDEX.md",
+            "message_registry.csv",
+            "notification_registry.csv",
+            "packet_registry.csv",
+            "response_registry.csv",
+            "visit_registry.csv",
+            "visitor_registry.csv",
+        ]
+    )
+    assert not (repo.root / "registry/INDEX.md").exists()
+
+
+def test_stale_view_is_a_warning_finding(repo: Repo, tmp_path: Path):
+    views(repo.root, tmp_path / "v.db")
+    assert findings_of(repo.index()) == []
+    (repo.root / "registry/INDEX.md").write_text("# edited by hand\n")
+    found = findings_of(repo.index())
+    assert [(f["check"], f["severity"], f["file"]) for f in found] == [
+        ("view_stale", "warning", "registry/INDEX.md")
+    ]
