@@ -35,6 +35,11 @@ def _db_option(func):
 def _build_options(func):
     func = click.argument("files", nargs=-1, type=str)(func)
     func = click.option(
+        "--full",
+        is_flag=True,
+        help="Rebuild from scratch instead of reading again only the files that changed.",
+    )(func)
+    func = click.option(
         "--enforce-layout",
         is_flag=True,
         help="Apply the canonical-location rules (file name = ID, status buckets, "
@@ -67,7 +72,7 @@ def _progress():
 
 
 def _run_build(
-    repo: Path, db_path: Path, files: tuple[str, ...], enforce_layout: bool
+    repo: Path, db_path: Path, files: tuple[str, ...], enforce_layout: bool, full: bool = False
 ) -> BuildResult:
     try:
         with _progress() as (step, total):
@@ -76,6 +81,7 @@ def _run_build(
                 db_path,
                 files=list(files) or None,
                 enforce_layout=enforce_layout,
+                full=full,
                 progress=step,
                 total=total,
             )
@@ -110,16 +116,20 @@ def cli() -> None:
 @click.argument("repo", type=click.Path(file_okay=False, path_type=Path))
 @_db_option
 @_build_options
-def build(repo: Path, db_path: Path, enforce_layout: bool, files: tuple[str, ...]) -> None:
+def build(
+    repo: Path, db_path: Path, enforce_layout: bool, full: bool, files: tuple[str, ...]
+) -> None:
     """Index REPO into the database (and record its findings).
 
     Without FILES every record under registry/ and every handoff manifest and
     packet lock is indexed; with FILES (paths relative to REPO) exactly those.
     Bad files are indexed as far as they can be read and reported by 'check':
     build itself exits 0 unless REPO cannot be read (exit 2).
-    The database is replaced only once the new index is complete.
+    The database is replaced only once the new index is complete. On an
+    existing index of the same repository only files whose size or
+    modification time changed are read again (--full reads everything).
     """
-    result = _run_build(repo, db_path, files, enforce_layout)
+    result = _run_build(repo, db_path, files, enforce_layout, full)
     click.echo(result.summary(), err=True)
 
 
@@ -149,6 +159,7 @@ def check(
     fmt: str,
     fail_on: str,
     enforce_layout: bool,
+    full: bool,
     files: tuple[str, ...],
 ) -> None:
     """Check a repository (or an existing index) and report findings.
@@ -160,11 +171,11 @@ def check(
     something was, 2 on a usage error or an unreadable repository.
     """
     if repo is not None:
-        _run_build(repo, db_path, files, enforce_layout)
+        _run_build(repo, db_path, files, enforce_layout, full)
         db = sqlite_utils.Database(db_path)
     else:
-        if files or enforce_layout:
-            raise click.UsageError("FILES and --enforce-layout need REPO")
+        if files or enforce_layout or full:
+            raise click.UsageError("FILES, --enforce-layout and --full need REPO")
         db = _open_index(db_path)
         checks.run_checks(db)
     found = checks.findings(db)

@@ -10,8 +10,6 @@ packet's files, input_packets against the manifests).
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
@@ -19,7 +17,6 @@ from pydantic_core import PydanticCustomError
 
 from .formats import MANIFEST_STATUSES
 from .models import Problem, problem_from_error
-from .parse import sha256_of
 
 
 def _status(value: str) -> str:
@@ -216,28 +213,6 @@ def lock_rows(lock: str, data: dict[str, Any]) -> dict[str, list[dict]]:
         for entry in _objects(data.get("files"))
     ]
     return {"packet_locks": [row], "locked_files": files}
-
-
-def packet_file_rows(repo: Path, packet_dir: str) -> list[dict[str, Any]]:
-    """Every file of a packet directory (dot-directories and symlinks left out), hashed."""
-    rows = []
-    base = repo / packet_dir
-    for top, dirs, files in os.walk(base):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            full = Path(top) / name
-            if full.is_symlink() or not full.is_file():
-                continue  # never followed; a lock cannot vouch for a link
-            size, digest = sha256_of(full)
-            rows.append(
-                {
-                    "packet_dir": packet_dir,
-                    "path": full.relative_to(base).as_posix(),
-                    "size": size,
-                    "sha256": digest,
-                }
-            )
-    return rows
 
 
 def _objects(value: Any) -> list[dict[str, Any]]:

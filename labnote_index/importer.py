@@ -1,21 +1,25 @@
-"""Import a LabNote repository into a SQLite index.
+"""Build (or refresh) the SQLite index of a LabNote repository.
 
-repository files -> discover -> parse and validate -> rows -> sqlite-utils.
+repository files -> discover -> load (parse, validate, rows) -> sqlite-utils
+-> resolve references -> checks -> findings.
 
-One file's problems never stop the import: whatever could be read is indexed,
-and each problem becomes a row naming the file, the field and what is wrong.
 The database is written to a temporary file beside the target and moved into
-place only when complete.
+place only when complete. On an existing index of the same repository the
+build is incremental: only files whose size or modification time changed are
+read again, rows of deleted files are dropped, and everything derived
+(references, artifacts, packet files, views, findings) is worked out again, so
+the result equals a full rebuild.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,28 +27,35 @@ from typing import Any
 
 import sqlite_utils
 
-from . import checks, handoff, views
+from . import checks, views
 from .discover import DiscoveredFile, discover, named_files
-from .formats import (
-    LEGACY_FIELDS,
-    PROVENANCE_TYPES,
-    RECORD_TYPE_BY_DIRECTORY,
-    RECORD_TYPES,
-    REFERENCE_RULES,
-    TAGGED_TYPES,
-    RecordType,
-    visit_packet_id,
-)
-from .models import MODELS, SAFE_PATH_RE, validate
-from .parse import ParsedFile, read_record_file, sha256_of
+from .disk import Sandbox, lstat_key, refresh_artifacts, refresh_packet_files
+from .formats import RECORD_TYPES
+from .load import BATCH_SIZE, FileLoader, Rows
 from .schema import create_indexes, create_tables, resolve_references
 
-# Artifact bodies above this size are accounted for (size, hash) but not stored.
-MAX_ARTIFACT_BODY = 1024 * 1024
-TEXT_SUFFIXES = (".md", ".markdown", ".txt")
-BATCH_SIZE = 500
+# Bump when the tables change: an index of another format is rebuilt in full.
+INDEX_FORMAT = 1
 
 Progress = Callable[[int], None]
+
+# Tables holding rows made from one file, and the column naming that file
+# (handoff rows are keyed by the packet directory the manifest sits in).
+PER_FILE = [
+    ("files", "path"),
+    ("record_json", "file"),
+    ("records", "file"),
+    *[(rt.table, "file") for rt in RECORD_TYPES.values()],
+    ("refs", "source_file"),
+    ("tag_uses", "source_file"),
+    ("source_refs", "source_file"),
+    ("validation_errors", "file"),
+    ("legacy_fields", "file"),
+    ("handoff_packets", "manifest"),
+    ("packet_locks", "lock_file"),
+    ("locked_files", "lock_file"),
+]
+PER_MANIFEST_DIR = [("handoff_documents", "packet_dir"), ("input_packets", "consumer")]
 
 
 @dataclass
@@ -54,39 +65,28 @@ class BuildResult:
     records: Counter[str] = field(default_factory=Counter)
     files_with_errors: int = 0
     findings: Counter[str] = field(default_factory=Counter)
+    incremental: bool = False
+    reread: int = 0
+    removed: int = 0
 
     def summary(self) -> str:
         by_type = ", ".join(
             f"{self.records.get(rt.name, 0)} {rt.table}" for rt in RECORD_TYPES.values()
         )
         findings = ", ".join(f"{n} {sev}s" for sev, n in sorted(self.findings.items())) or "none"
+        how = (
+            f" (incremental: {self.reread} files read again, {self.removed} removed)"
+            if self.incremental
+            else ""
+        )
         return (
-            f"Indexed {self.files} files into {self.db_path}: {by_type}; "
+            f"Indexed {self.files} files into {self.db_path}{how}: {by_type}; "
             f"{self.files_with_errors} files with errors; findings: {findings}"
         )
 
 
-@dataclass
-class Rows:
-    """Rows bound for each table, flushed in batches to bound memory."""
-
-    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    count: int = 0
-
-    def add(self, table: str, row: dict[str, Any]) -> None:
-        self.tables.setdefault(table, []).append(row)
-        self.count += 1
-
-    def flush(self, db: sqlite_utils.Database) -> None:
-        for table, rows in self.tables.items():
-            if rows:
-                db[table].insert_all(rows, batch_size=BATCH_SIZE)
-        self.tables.clear()
-        self.count = 0
-
-
 class RepositoryError(Exception):
-    """The repository itself cannot be read (not a directory, a named file missing)."""
+    """The repository itself cannot be read (not a directory)."""
 
 
 def build_index(
@@ -94,39 +94,103 @@ def build_index(
     db_path: Path,
     files: list[str] | None = None,
     enforce_layout: bool = False,
+    full: bool = False,
     progress: Progress | None = None,
     total: Callable[[int], None] | None = None,
 ) -> BuildResult:
     """Index ``repo`` into ``db_path``, replacing it only once the new index is complete.
 
-    ``files`` restricts the import to those repository-relative paths.
+    ``files`` restricts the import to those repository-relative paths (always
+    a full build). ``full`` forces a full build of an existing index.
     ``progress`` is called with the number of files done since its last call,
-    ``total`` once with the number of files to do.
+    ``total`` once with the number of files to read.
     """
     repo = Path(repo)
     if not repo.is_dir():
         raise RepositoryError(f"{repo} is not a directory: give the root of a LabNote repository")
-    to_index = named_files(files) if files else list(discover(repo))
-    if total:
-        total(len(to_index))
+    sandbox = Sandbox(repo)
+    settings = {
+        "format": INDEX_FORMAT,
+        "repo": str(sandbox.root),
+        "enforce_layout": enforce_layout,
+        "files": sorted(files) if files else None,
+    }
     db_path = Path(db_path)
-    with _atomic_database(db_path) as db:
-        create_tables(db)
-        importer = _Importer(repo.resolve(), enforce_layout)
+    incremental = not full and not files and _same_settings(db_path, settings)
+    found = named_files(files) if files else list(discover(repo))
+    with _atomic_database(db_path, start_from=db_path if incremental else None) as db:
+        if incremental:
+            to_read, removed = _changes(db, sandbox, found)
+            _forget(db, [f.path for f in to_read] + removed)
+        else:
+            create_tables(db)
+            to_read, removed = found, []
+        if total:
+            total(len(to_read))
+        loader = FileLoader(sandbox, enforce_layout)
         rows = Rows()
-        for found in to_index:
-            importer.import_file(found, rows)
+        for item in to_read:
+            loader.load(item, rows)
             if rows.count >= BATCH_SIZE:
                 rows.flush(db)
             if progress:
                 progress(1)
         rows.flush(db)
-        create_indexes(db)
+        refresh_artifacts(db, sandbox)
+        refresh_packet_files(db, sandbox)
+        if not incremental:
+            create_indexes(db)
         resolve_references(db)
+        db["generated_views"].delete_where()
         if not files:  # views describe the whole registry, not a chosen few files
             views.store_views(db)
         checks.run_checks(db)
-        return _result(db, db_path)
+        db["build_info"].insert({"key": "settings", "value": json.dumps(settings)}, replace=True)
+        result = _result(db, db_path)
+        result.incremental, result.reread, result.removed = incremental, len(to_read), len(removed)
+        return result
+
+
+def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:
+    """Whether an existing index was built from the same repository, the same way."""
+    if not db_path.is_file():
+        return False
+    try:
+        db = sqlite_utils.Database(db_path)
+        if "build_info" not in db.table_names():
+            return False
+        row = db["build_info"].get("settings")
+        return json.loads(row["value"]) == settings
+    except Exception:  # not an index, or a damaged one: build it again in full
+        return False
+
+
+def _changes(
+    db: sqlite_utils.Database, sandbox: Sandbox, found: list[DiscoveredFile]
+) -> tuple[list[DiscoveredFile], list[str]]:
+    """Files to read again (new, or size/mtime changed) and paths no longer there."""
+    stored = {
+        r["path"]: (r["kind"], r["size"], r["mtime_ns"])
+        for r in db.query("SELECT path, kind, size, mtime_ns FROM files")
+    }
+    to_read = []
+    for item in found:
+        before = stored.pop(item.path, None)
+        key = lstat_key(sandbox.root / item.path)
+        if before is None or key is None or key[2] or before != (item.kind, key[0], key[1]):
+            to_read.append(item)
+    return to_read, list(stored)
+
+
+def _forget(db: sqlite_utils.Database, paths: list[str]) -> None:
+    """Delete every row made from these files."""
+    dirs = [p.rsplit("/", 1)[0] if "/" in p else "" for p in paths if p.endswith("manifest.json")]
+    for values, tables in ((paths, PER_FILE), (dirs, PER_MANIFEST_DIR)):
+        for start in range(0, len(values), 500):
+            chunk = values[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            for table, column in tables:
+                db.execute(f"DELETE FROM [{table}] WHERE [{column}] IN ({marks})", chunk)
 
 
 def _result(db: sqlite_utils.Database, db_path: Path) -> BuildResult:
@@ -146,12 +210,17 @@ def _result(db: sqlite_utils.Database, db_path: Path) -> BuildResult:
 
 
 @contextmanager
-def _atomic_database(db_path: Path):
-    """A fresh database in a temporary file, moved over ``db_path`` on success only."""
+def _atomic_database(
+    db_path: Path, start_from: Path | None = None
+) -> Iterator[sqlite_utils.Database]:
+    """A database in a temporary file (empty, or a copy of ``start_from``), moved
+    over ``db_path`` on success only."""
     db_path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{db_path.name}.", suffix=".tmp", dir=db_path.parent)
     os.close(fd)
     tmp = Path(tmp_name)
+    if start_from is not None:
+        shutil.copyfile(start_from, tmp)
     conn = sqlite3.connect(tmp)
     try:
         # The rename is what makes the build atomic, so the temporary file
@@ -167,285 +236,3 @@ def _atomic_database(db_path: Path):
         conn.close()
         tmp.unlink(missing_ok=True)
         raise
-
-
-class _Importer:
-    def __init__(self, repo: Path, enforce_layout: bool) -> None:
-        self.repo = repo
-        self.enforce_layout = enforce_layout
-        self.artifacts_seen: set[str] = set()
-        self.packet_dirs_seen: set[str] = set()
-
-    def import_file(self, found: DiscoveredFile, rows: Rows) -> None:
-        path = found.path
-        file_row: dict[str, Any] = {"path": path, "kind": found.kind, "record_type": None}
-        rows.add("files", file_row)
-        full = self.repo / path
-        problem = self._unreadable(path, full)
-        if problem:
-            file_row["error"] = problem
-            if full.is_symlink():
-                file_row["size"] = full.lstat().st_size
-            return
-        stat = full.stat()
-        file_row["mtime_ns"] = stat.st_mtime_ns
-        if found.kind not in ("record", "handoff_manifest", "packet_lock"):
-            file_row["size"], file_row["sha256"] = sha256_of(full)
-            return
-        parsed = read_record_file(full)
-        file_row["size"], file_row["sha256"] = parsed.size, parsed.sha256
-        file_row["error"] = parsed.error
-        if found.kind == "record":
-            self._import_record(path, parsed, file_row, rows)
-        else:
-            self._import_handoff(found.kind, path, parsed, file_row, rows)
-
-    def _import_handoff(
-        self, kind: str, path: str, parsed: ParsedFile, file_row: dict[str, Any], rows: Rows
-    ) -> None:
-        file_row["record_type"] = kind
-        packet_dir = path.rsplit("/", 1)[0] if "/" in path else ""
-        if packet_dir not in self.packet_dirs_seen:
-            self.packet_dirs_seen.add(packet_dir)
-            for row in handoff.packet_file_rows(self.repo, packet_dir):
-                rows.add("handoff_files", row)
-        problems = list(parsed.problems)
-        if parsed.data is not None:
-            problems += [
-                (p.field, p.error_type, p.message)
-                for p in handoff.validate_handoff(kind, parsed.data)
-            ]
-            if kind == "handoff_manifest":
-                tables = handoff.manifest_rows(path, parsed.data, valid=not problems)
-            else:
-                tables = handoff.lock_rows(path, parsed.data)
-            for table, table_rows in tables.items():
-                for row in table_rows:
-                    rows.add(table, row)
-        self._add_problems(path, kind, packet_dir, problems, rows)
-
-    def _unreadable(self, path: str, full: Path) -> str | None:
-        """Why a discovered path must not be read, if it must not."""
-        if path.startswith("/") or ".." in path.split("/"):
-            return "path is outside the repository: name files relative to the repository root"
-        if full.is_symlink() and not _inside(self.repo, full):
-            return (
-                f"symlink points outside the repository (to {os.readlink(full)}); it was not read"
-            )
-        if not full.exists():
-            return "file does not exist" + (" (dangling symlink)" if full.is_symlink() else "")
-        if not full.is_file():
-            return "not a regular file"
-        return None
-
-    def _import_record(
-        self, path: str, parsed: ParsedFile, file_row: dict[str, Any], rows: Rows
-    ) -> None:
-        problems = [(f, t, m) for f, t, m in parsed.problems]
-        data = parsed.data
-        if parsed.text is not None:
-            rows.add("record_json", {"file": path, "json": parsed.text})
-        rt: RecordType | None = None
-        legacy: list[dict[str, Any]] = []
-        record_id = None
-        if data is not None:
-            rt, raw_type = self._record_type(path, data, legacy)
-            file_row["record_type"] = rt.name if rt else _text(raw_type)
-            if rt is None:
-                problems.append(
-                    (
-                        "record_type",
-                        "unknown_record_type",
-                        f"unknown or unsupported record_type {raw_type!r}: expected one of "
-                        + ", ".join(RECORD_TYPES),
-                    )
-                )
-            else:
-                data = _map_legacy(rt, data, legacy)
-                data.setdefault("record_type", rt.name)  # inferred for a legacy record
-                record_id = _text(data.get(rt.id_field))
-                problems.extend((p.field, p.error_type, p.message) for p in validate(rt.name, data))
-        self._add_problems(
-            path, rt.name if rt else file_row["record_type"], record_id, problems, rows
-        )
-        if rt is None or data is None:
-            return
-        for row in legacy:
-            rows.add("legacy_fields", {"file": path, "record_id": record_id, **row})
-        valid = not problems
-        self._add_record(path, rt, data, record_id, valid, rows)
-
-    @staticmethod
-    def _add_problems(
-        path: str,
-        record_type: str | None,
-        record_id: str | None,
-        problems: list[tuple[str, str, str]],
-        rows: Rows,
-    ) -> None:
-        for field_name, error_type, message in problems:
-            rows.add(
-                "validation_errors",
-                {
-                    "file": path,
-                    "record_type": record_type,
-                    "record_id": record_id,
-                    "field": field_name,
-                    "error_type": error_type,
-                    "message": message,
-                },
-            )
-
-    def _record_type(
-        self, path: str, data: dict[str, Any], legacy: list[dict[str, Any]]
-    ) -> tuple[RecordType | None, Any]:
-        raw = data.get("record_type")
-        if "record_type" in data:
-            return (RECORD_TYPES.get(raw) if isinstance(raw, str) else None), raw
-        # Legacy records carry no record_type: infer it from the directory or
-        # from the ID field present, and say so.
-        parts = path.split("/")
-        rt = (
-            RECORD_TYPE_BY_DIRECTORY.get(parts[1])
-            if parts[0] == "registry" and len(parts) > 2
-            else None
-        )
-        if rt is None:
-            rt = next((t for t in RECORD_TYPES.values() if t.id_field in data), None)
-        if rt is not None:
-            legacy.append(
-                {
-                    "record_type": rt.name,
-                    "legacy_field": "(no record_type)",
-                    "canonical_field": "record_type",
-                    "note": f"record has no record_type; indexed as a {rt.name}",
-                }
-            )
-        return rt, raw
-
-    def _add_record(
-        self,
-        path: str,
-        rt: RecordType,
-        data: dict[str, Any],
-        record_id: str | None,
-        valid: bool,
-        rows: Rows,
-    ) -> None:
-        parts = path.split("/")
-        in_registry = parts[0] == "registry"
-        artifact_path = _text(data.get(rt.artifact_field)) if rt.artifact_field else None
-        if artifact_path is not None:
-            self._add_artifact(artifact_path, rows)
-        rows.add(
-            "records",
-            {
-                "file": path,
-                "record_type": rt.name,
-                "record_id": record_id,
-                "created_at": _text(data.get("created_at")),
-                "status": _text(data.get("status")),
-                "artifact_field": rt.artifact_field,
-                "artifact_path": artifact_path,
-                "valid": valid,
-                "layout_enforced": in_registry or self.enforce_layout,
-                # "" for a record lying loose in registry/ itself
-                "registry_dir": (parts[1] if len(parts) > 2 else "") if in_registry else None,
-                "parent_dir": parts[-2] if len(parts) > 1 else "",
-                "stem": parts[-1][: -len(".json")] if parts[-1].endswith(".json") else parts[-1],
-            },
-        )
-        columns = _columns(rt.name)
-        table_row = {"file": path, **{c: data.get(c) for c in columns}}
-        extra = {k: v for k, v in data.items() if k not in columns}
-        table_row["extra"] = json.dumps(extra, ensure_ascii=False) if extra else None
-        table_row["valid"] = valid
-        rows.add(rt.table, table_row)
-        source = {"source_file": path, "source_type": rt.name, "source_id": record_id}
-        for field_name, many in _reference_fields(rt.name):
-            value = data.get(field_name)
-            if field_name == "visit_id":
-                value = visit_packet_id(value) if isinstance(value, str) else None
-            targets = (value if isinstance(value, list) else []) if many else [value]
-            for position, target in enumerate(targets):
-                if isinstance(target, str) and target:
-                    rows.add(
-                        "refs",
-                        {**source, "field": field_name, "position": position, "target_id": target},
-                    )
-        if rt.name in TAGGED_TYPES and isinstance(data.get("tags"), list):
-            for position, slug in enumerate(data["tags"]):
-                if isinstance(slug, str):
-                    rows.add("tag_uses", {**source, "position": position, "tag_slug": slug})
-        if rt.name in PROVENANCE_TYPES and isinstance(data.get("source_refs"), list):
-            for position, ref in enumerate(data["source_refs"]):
-                rows.add("source_refs", {**source, "position": position, "ref": _text(ref)})
-
-    def _add_artifact(self, path: str, rows: Rows) -> None:
-        if path in self.artifacts_seen:
-            return
-        self.artifacts_seen.add(path)
-        row: dict[str, Any] = {"path": path}
-        full = self.repo / path
-        if not SAFE_PATH_RE.match(path):
-            row["status"] = "unsafe"  # never touched on disk
-        elif not full.exists() and not full.is_symlink():
-            row["status"] = "missing"
-        elif not _inside(self.repo, full):
-            row["status"] = "escapes"
-        elif not full.is_file():
-            row["status"] = "missing" if not full.exists() else "not_a_file"
-        else:
-            row["status"] = "ok"
-            row["size"], row["sha256"] = sha256_of(full)
-            if path.endswith(TEXT_SUFFIXES) and row["size"] <= MAX_ARTIFACT_BODY:
-                row["body"] = full.read_bytes().decode("utf-8", errors="replace")
-        rows.add("artifacts", row)
-
-
-def _map_legacy(
-    rt: RecordType, data: dict[str, Any], legacy: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """Move legacy spellings to their canonical fields, noting each one."""
-    mapped = dict(data)
-    for old, (types, canonical) in LEGACY_FIELDS.items():
-        if old not in mapped or rt.name not in types:
-            continue
-        value = mapped.pop(old)
-        if canonical in mapped:
-            note = f"both {old} and {canonical} are present; {canonical} was kept"
-        else:
-            mapped[canonical] = value
-            note = f"{old} indexed as {canonical}"
-        legacy.append(
-            {
-                "record_type": rt.name,
-                "legacy_field": old,
-                "canonical_field": canonical,
-                "note": note,
-            }
-        )
-    return mapped
-
-
-def _columns(record_type: str) -> list[str]:
-    return list(MODELS[record_type].model_fields)
-
-
-def _reference_fields(record_type: str) -> Iterable[tuple[str, bool]]:
-    return dict.fromkeys(
-        (rule.field, rule.many) for rule in REFERENCE_RULES if rule.source_type == record_type
-    )
-
-
-def _inside(repo: Path, path: Path) -> bool:
-    """Whether ``path``, with every symlink resolved, is inside the repository."""
-    resolved = Path(os.path.realpath(path))
-    return resolved == repo or repo in resolved.parents
-
-
-def _text(value: Any) -> str | None:
-    """A value as text for an ID-like column: strings as they are, others as JSON."""
-    if value is None or isinstance(value, str):
-        return value
-    return json.dumps(value)

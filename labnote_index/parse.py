@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,15 +101,18 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, 
 
 def read_record_file(path: Path) -> ParsedFile:
     """Read a file that should hold one JSON object. Never raises for bad content."""
-    size, digest = sha256_of(path)
-    parsed = ParsedFile(size=size, sha256=digest)
+    size = os.stat(path).st_size
     if size > MAX_RECORD_BYTES:
-        parsed.error = (
-            f"file is {size} bytes, over the {MAX_RECORD_BYTES} byte limit for a record; "
-            "it was not read"
+        size, digest = sha256_of(path)  # in chunks, never whole in memory
+        return ParsedFile(
+            size=size,
+            sha256=digest,
+            error=f"file is {size} bytes, over the {MAX_RECORD_BYTES} byte limit for a record; "
+            "it was not read",
         )
-        return parsed
-    value, error, problems, text = parse_json_bytes(path.read_bytes())
+    raw = path.read_bytes()
+    parsed = ParsedFile(size=len(raw), sha256=hashlib.sha256(raw).hexdigest())
+    value, error, problems, text = parse_json_bytes(raw)
     parsed.problems = problems
     if error:
         parsed.error = error

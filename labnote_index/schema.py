@@ -115,9 +115,10 @@ def create_tables(db: sqlite_utils.Database) -> None:
         pk="path",
     )
     db["artifacts"].create(
-        {"path": str, "status": str, "size": int, "sha256": str, "body": str},
+        {"path": str, "status": str, "size": int, "mtime_ns": int, "sha256": str, "body": str},
         pk="path",
     )
+    db["build_info"].create({"key": str, "value": str}, pk="key")
     # Each record file's JSON exactly as read: the views are made from it,
     # as the reference generator makes them from the parsed files.
     db["record_json"].create(
@@ -246,7 +247,7 @@ def _create_handoff_tables(db: sqlite_utils.Database) -> None:
         foreign_keys=[("manifest", "files", "path")],
     )
     db["handoff_files"].create(
-        {"id": int, "packet_dir": str, "path": str, "size": int, "sha256": str},
+        {"id": int, "packet_dir": str, "path": str, "size": int, "mtime_ns": int, "sha256": str},
         pk="id",
         foreign_keys=[("packet_dir", "handoff_packets", "packet_dir")],
     )
@@ -342,10 +343,10 @@ def create_indexes(db: sqlite_utils.Database) -> None:
     db["locked_files"].create_index(["lock_file"])
     for name, sql in VIEWS.items():
         db.create_view(name, sql, replace=True)
-    # Full-text search for Datasette's search box (the index is never edited
-    # in place by people, so no triggers).
+    # Full-text search for Datasette's search box; the triggers keep it in
+    # step when an incremental build deletes and re-inserts rows.
     for table, columns in FTS_COLUMNS.items():
-        db[table].enable_fts(columns, create_triggers=False, replace=True)
+        db[table].enable_fts(columns, create_triggers=True, replace=True)
 
 
 def _create_format_tables(db: sqlite_utils.Database) -> None:

@@ -14,6 +14,7 @@ import difflib
 import hashlib
 import io
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,24 +58,30 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def _canonical(db: sqlite_utils.Database, rt: RecordType) -> list[dict[str, Any]]:
-    """Records under registry/<type-dir>/ (any depth) whose record_type matches it, by ID."""
-    records = []
+def _canonical(db: sqlite_utils.Database, rt: RecordType) -> Iterator[dict[str, Any]]:
+    """Records under registry/<type-dir>/ (any depth) whose record_type matches it, by ID.
+
+    Streamed in ID order (SQLite's binary order of UTF-8 is Python's string order).
+    """
     prefix = f"registry/{rt.directory}/"
     for row in db.query(
-        "SELECT json FROM record_json WHERE substr(file, 1, ?) = ?", [len(prefix), prefix]
+        "SELECT j.json FROM record_json j JOIN records r ON r.file = j.file "
+        "WHERE substr(j.file, 1, ?) = ? AND r.record_type = ? ORDER BY r.record_id, r.file",
+        [len(prefix), prefix, rt.name],
     ):
         data = json.loads(row["json"])
         if data.get("record_type") == rt.name:
-            records.append(data)
-    return sorted(records, key=lambda d: str(d.get(rt.id_field, "")))
+            yield data
 
 
-def render_csv(records: list[dict[str, Any]], columns: list[str]) -> str:
+def render_csv(records: Iterable[dict[str, Any]], columns: list[str]) -> tuple[str, int]:
+    """The CSV text and the number of records in it."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
+    count = 0
     for data in records:
+        count += 1
         created = data.get("created_at")
         writer.writerow(
             [
@@ -84,7 +91,7 @@ def render_csv(records: list[dict[str, Any]], columns: list[str]) -> str:
                 for column in columns
             ]
         )
-    return out.getvalue()
+    return out.getvalue(), count
 
 
 def render_index(counts: dict[str, int], tags: list[dict[str, Any]]) -> str:
@@ -112,12 +119,12 @@ def render_views(db: sqlite_utils.Database) -> dict[str, str]:
     counts: dict[str, int] = {}
     tags: list[dict[str, Any]] = []
     for rt in RECORD_TYPES.values():
-        records = _canonical(db, rt)
-        counts[rt.name] = len(records)
         if rt.views_file:
-            views[f"registry/{rt.views_file}"] = render_csv(records, COLUMNS[rt.name])
+            content, counts[rt.name] = render_csv(_canonical(db, rt), COLUMNS[rt.name])
+            views[f"registry/{rt.views_file}"] = content
         else:
-            tags = records
+            tags = list(_canonical(db, rt))
+            counts[rt.name] = len(tags)
     views["registry/INDEX.md"] = render_index(counts, tags)
     return views
 

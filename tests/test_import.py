@@ -335,7 +335,7 @@ def test_interrupted_build_leaves_previous_index_intact(repo: Repo):
             raise KeyboardInterrupt  # as if the operator pressed Ctrl-C
 
     with pytest.raises(KeyboardInterrupt):
-        build_index(repo.root, repo.db_path, progress=interrupt_halfway)
+        build_index(repo.root, repo.db_path, full=True, progress=interrupt_halfway)
     assert repo.db_path.read_bytes() == original
     assert sqlite_utils.Database(repo.db_path)["records"].count == before
     leftovers = [p for p in repo.db_path.parent.iterdir() if p.name.endswith(".tmp")]
@@ -351,13 +351,27 @@ def test_interrupted_first_build_leaves_no_database(repo: Repo):
     assert list(repo.db_path.parent.glob("*.db*")) == []
 
 
-def test_new_index_replaces_old_one_whole(repo: Repo):
+def test_interrupted_incremental_build_leaves_previous_index_intact(repo: Repo):
+    repo.index().close()
+    original = repo.db_path.read_bytes()
+    for packet in repo.files("registry/packets/*/*.json"):
+        repo.edit(packet, notes="edited")
+
+    def interrupt(n: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        build_index(repo.root, repo.db_path, progress=interrupt)
+    assert repo.db_path.read_bytes() == original
+
+
+def test_full_build_replaces_old_index_whole(repo: Repo):
     repo.index()
     conn = sqlite3.connect(repo.db_path)
     conn.execute("CREATE TABLE leftover (x)")
     conn.commit()
     conn.close()
-    db = repo.index()
+    db = repo.index(full=True)
     assert "leftover" not in db.table_names()
 
 

@@ -1,0 +1,89 @@
+"""The baselines the benchmark measures labnote-index against, each run as its own process.
+
+python bench/steps.py floor REPO
+python bench/steps.py jsonschema REPO SCHEMA_DIR
+python bench/steps.py checks DB
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def floor(repo: Path) -> int:
+    """The least any indexer must do: walk registry/, read and parse every record."""
+    count = 0
+    for top, dirs, files in os.walk(repo / "registry"):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "schemas"]
+        for name in files:
+            if name.endswith(".json"):
+                with open(os.path.join(top, name), "rb") as handle:
+                    json.loads(handle.read())
+                count += 1
+    return count
+
+
+def reference_validator(repo: Path, schemas: Path) -> int:
+    """What repositories run today: per-file JSON Schema validation with jsonschema.
+
+    Each schema is compiled once and reused (the kindest reading of a
+    per-file validator); every record file is read, parsed and validated with
+    format checking on. Returns the number of invalid files.
+    """
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    resources = []
+    validators = {}
+    for path in schemas.glob("*.schema.json"):
+        schema = json.loads(path.read_text())
+        resources.append((path.name, Resource.from_contents(schema)))
+    registry = Registry().with_resources(resources)
+    for name, resource in resources:
+        record_type = name.split(".")[0]
+        validators[record_type] = Draft202012Validator(
+            resource.contents,
+            registry=registry,
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        )
+    invalid = 0
+    for top, dirs, files in os.walk(repo / "registry"):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "schemas"]
+        for name in files:
+            if not name.endswith(".json"):
+                continue
+            with open(os.path.join(top, name), "rb") as handle:
+                data = json.loads(handle.read())
+            validator = validators.get(data.get("record_type"))
+            if validator is None or any(True for _ in validator.iter_errors(data)):
+                invalid += 1
+    return invalid
+
+
+def checks(db_path: Path) -> float:
+    """Seconds the whole check catalogue takes on an existing index."""
+    import sqlite_utils
+
+    from labnote_index.checks import load_checks, run_checks
+
+    db = sqlite_utils.Database(db_path)
+    catalogue = load_checks()
+    start = time.perf_counter()
+    run_checks(db, catalogue)
+    return time.perf_counter() - start
+
+
+if __name__ == "__main__":
+    step, *args = sys.argv[1:]
+    if step == "floor":
+        print(floor(Path(args[0])))
+    elif step == "jsonschema":
+        print(reference_validator(Path(args[0]), Path(args[1])))
+    elif step == "checks":
+        print(f"{checks(Path(args[0])):.4f}")
+    else:
+        raise SystemExit(f"unknown step {step}")

@@ -1,0 +1,180 @@
+"""Facts the index takes from disk besides the records: artifacts and packet files.
+
+Both are refreshed the same way on a full and an incremental build: a file
+whose size and modification time are as stored keeps its row; anything else
+is read again. Paths are never followed out of the repository: a symlink whose
+target lies outside is reported, not read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from .models import SAFE_PATH_RE
+
+# Artifact bodies above this size are accounted for (size, hash) but not stored.
+MAX_ARTIFACT_BODY = 1024 * 1024
+TEXT_SUFFIXES = (".md", ".markdown", ".txt")
+
+
+class Sandbox:
+    """The repository root, with the real path of each directory looked up once."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(os.path.realpath(root))
+        self._dirs: dict[str, bool] = {}
+
+    def inside(self, rel: str) -> bool:
+        """Whether ``rel`` (a repository-relative path), symlinks resolved, stays inside."""
+        parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        if parent not in self._dirs:
+            real = Path(os.path.realpath(self.root / parent))
+            self._dirs[parent] = real == self.root or self.root in real.parents
+        if not self._dirs[parent]:
+            return False
+        full = self.root / rel
+        if full.is_symlink():
+            real = Path(os.path.realpath(full))
+            return self.root in real.parents
+        return True
+
+
+def lstat_key(path: Path) -> tuple[int, int, bool] | None:
+    """(size, mtime_ns, is a symlink) of the path itself, or None when nothing is there."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, stat.S_ISLNK(st.st_mode)
+
+
+def hash_file(path: Path, keep_text: bool = False) -> tuple[int, str, bytes | None]:
+    """Size, sha256 and (when asked and small enough) the content, in one read."""
+    digest = hashlib.sha256()
+    size = 0
+    kept = bytearray() if keep_text else None
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+            if kept is not None:
+                if size <= MAX_ARTIFACT_BODY:
+                    kept += chunk
+                else:
+                    kept = None
+    return size, digest.hexdigest(), bytes(kept) if kept is not None else None
+
+
+def artifact_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
+    row: dict[str, Any] = {"path": path, "status": None, "size": None, "mtime_ns": None}
+    row.update(sha256=None, body=None)
+    if not SAFE_PATH_RE.match(path):
+        row["status"] = "unsafe"  # never touched on disk
+        return row
+    full = sandbox.root / path
+    key = lstat_key(full)
+    if key is None:
+        row["status"] = "missing"
+        return row
+    row["size"], row["mtime_ns"] = key[0], key[1]
+    if not sandbox.inside(path):
+        row["status"] = "escapes"
+    elif not full.is_file():
+        row["status"] = "missing" if not full.exists() else "not_a_file"
+    else:
+        row["status"] = "ok"
+        keep = path.endswith(TEXT_SUFFIXES)
+        row["size"], row["sha256"], content = hash_file(full, keep_text=keep)
+        if content is not None:
+            row["body"] = content.decode("utf-8", errors="replace")
+    return row
+
+
+def refresh_artifacts(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
+    """Make ``artifacts`` hold exactly the paths records name, each as it is on disk now."""
+    stored = {
+        r["path"]: (r["size"], r["mtime_ns"], r["status"])
+        for r in db.query("SELECT path, size, mtime_ns, status FROM artifacts")
+    }
+    named = [
+        r["artifact_path"]
+        for r in db.query(
+            "SELECT DISTINCT artifact_path FROM records WHERE artifact_path IS NOT NULL"
+        )
+    ]
+    fresh = []
+    for path in named:
+        before = stored.pop(path, None)
+        if before is None or not _unchanged(sandbox, path, *before):
+            fresh.append(artifact_row(sandbox, path))
+    _delete(db, "artifacts", "path", list(stored))
+    _delete(db, "artifacts", "path", [r["path"] for r in fresh])
+    db["artifacts"].insert_all(fresh, batch_size=500)
+
+
+def _unchanged(sandbox: Sandbox, path: str, size: int, mtime_ns: int, status: str) -> bool:
+    """Whether a stored artifact row still describes what is on disk."""
+    if status == "unsafe":
+        return True  # decided by the path text alone
+    key = lstat_key(sandbox.root / path)
+    if key is None:
+        return status == "missing" and mtime_ns is None
+    if key[2]:
+        return False  # a symlink is resolved again on every build
+    return (key[0], key[1]) == (size, mtime_ns) and status == "ok" and sandbox.inside(path)
+
+
+def packet_dirs(db: sqlite_utils.Database) -> list[str]:
+    """Directories holding a handoff manifest or a packet lock."""
+    paths = db.query("SELECT path FROM files WHERE kind IN ('handoff_manifest', 'packet_lock')")
+    return sorted({p["path"].rsplit("/", 1)[0] if "/" in p["path"] else "" for p in paths})
+
+
+def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
+    """Make ``handoff_files`` list every file of every packet directory, hashed."""
+    stored = {
+        (r["packet_dir"], r["path"]): (r["size"], r["mtime_ns"])
+        for r in db.query("SELECT packet_dir, path, size, mtime_ns FROM handoff_files")
+    }
+    fresh, keep = [], set()
+    for packet_dir in packet_dirs(db):
+        base = sandbox.root / packet_dir
+        for top, dirs, names in os.walk(base):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in sorted(names):
+                full = Path(top) / name
+                st = os.lstat(full)
+                if not stat.S_ISREG(st.st_mode):
+                    continue  # a lock cannot vouch for a link: never followed
+                rel = full.relative_to(base).as_posix()
+                key = (packet_dir, rel)
+                keep.add(key)
+                if stored.get(key) == (st.st_size, st.st_mtime_ns):
+                    continue
+                size, digest, _ = hash_file(full)
+                fresh.append(
+                    {
+                        "packet_dir": packet_dir,
+                        "path": rel,
+                        "size": size,
+                        "mtime_ns": st.st_mtime_ns,
+                        "sha256": digest,
+                    }
+                )
+    gone = [k for k in stored if k not in keep] + [(r["packet_dir"], r["path"]) for r in fresh]
+    for packet_dir, rel in gone:
+        db.execute("DELETE FROM handoff_files WHERE packet_dir = ? AND path = ?", [packet_dir, rel])
+    db["handoff_files"].insert_all(fresh, batch_size=500)
+
+
+def _delete(db: sqlite_utils.Database, table: str, column: str, values: list[Any]) -> None:
+    for start in range(0, len(values), 500):
+        chunk = values[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        db.execute(f"DELETE FROM [{table}] WHERE [{column}] IN ({marks})", chunk)

@@ -1,0 +1,306 @@
+"""One repository file -> rows for every table it feeds.
+
+Whatever could be read is kept, and each problem becomes a row naming the
+file, the field and what is wrong: one file's problems never stop the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from . import handoff
+from .discover import DiscoveredFile
+from .disk import Sandbox, hash_file, lstat_key
+from .formats import (
+    LEGACY_FIELDS,
+    PROVENANCE_TYPES,
+    RECORD_TYPE_BY_DIRECTORY,
+    RECORD_TYPES,
+    REFERENCE_RULES,
+    TAGGED_TYPES,
+    RecordType,
+    visit_packet_id,
+)
+from .models import MODELS, validate
+from .parse import ParsedFile, read_record_file
+
+BATCH_SIZE = 500
+
+
+@dataclass
+class Rows:
+    """Rows bound for each table, flushed in batches to bound memory."""
+
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    count: int = 0
+
+    def add(self, table: str, row: dict[str, Any]) -> None:
+        self.tables.setdefault(table, []).append(row)
+        self.count += 1
+
+    def flush(self, db: sqlite_utils.Database) -> None:
+        for table, rows in self.tables.items():
+            if rows:
+                db[table].insert_all(rows, batch_size=BATCH_SIZE)
+        self.tables.clear()
+        self.count = 0
+
+
+class FileLoader:
+    """Turns one repository file into rows for every table it feeds."""
+
+    def __init__(self, sandbox: Sandbox, enforce_layout: bool) -> None:
+        self.sandbox = sandbox
+        self.repo = sandbox.root
+        self.enforce_layout = enforce_layout
+
+    def load(self, found: DiscoveredFile, rows: Rows) -> None:
+        path = found.path
+        file_row: dict[str, Any] = {"path": path, "kind": found.kind, "record_type": None}
+        rows.add("files", file_row)
+        full = self.repo / path
+        key = lstat_key(full) if not _outside(path) else None
+        if key is not None:
+            file_row["size"], file_row["mtime_ns"] = key[0], key[1]
+        problem = self._unreadable(path, full, key)
+        if problem:
+            file_row["error"] = problem
+            return
+        if found.kind not in ("record", "handoff_manifest", "packet_lock"):
+            file_row["size"], file_row["sha256"], _ = hash_file(full)
+            return
+        parsed = read_record_file(full)
+        file_row["size"], file_row["sha256"] = parsed.size, parsed.sha256
+        file_row["error"] = parsed.error
+        if found.kind == "record":
+            self._import_record(path, parsed, file_row, rows)
+        else:
+            self._import_handoff(found.kind, path, parsed, file_row, rows)
+
+    def _import_handoff(
+        self, kind: str, path: str, parsed: ParsedFile, file_row: dict[str, Any], rows: Rows
+    ) -> None:
+        file_row["record_type"] = kind
+        packet_dir = path.rsplit("/", 1)[0] if "/" in path else ""
+        problems = list(parsed.problems)
+        if parsed.data is not None:
+            problems += [
+                (p.field, p.error_type, p.message)
+                for p in handoff.validate_handoff(kind, parsed.data)
+            ]
+            if kind == "handoff_manifest":
+                tables = handoff.manifest_rows(path, parsed.data, valid=not problems)
+            else:
+                tables = handoff.lock_rows(path, parsed.data)
+            for table, table_rows in tables.items():
+                for row in table_rows:
+                    rows.add(table, row)
+        self._add_problems(path, kind, packet_dir, problems, rows)
+
+    def _unreadable(self, path: str, full: Path, key: tuple[int, int, bool] | None) -> str | None:
+        """Why a discovered path must not be read, if it must not."""
+        if _outside(path):
+            return "path is outside the repository: name files relative to the repository root"
+        if key is None:
+            return "file does not exist"
+        if not self.sandbox.inside(path):
+            target = os.readlink(full) if key[2] else "a directory outside"
+            return f"symlink points outside the repository (to {target}); it was not read"
+        if not full.is_file():
+            return "dangling symlink" if key[2] and not full.exists() else "not a regular file"
+        return None
+
+    def _import_record(
+        self, path: str, parsed: ParsedFile, file_row: dict[str, Any], rows: Rows
+    ) -> None:
+        problems = [(f, t, m) for f, t, m in parsed.problems]
+        data = parsed.data
+        if parsed.text is not None:
+            rows.add("record_json", {"file": path, "json": parsed.text})
+        rt: RecordType | None = None
+        legacy: list[dict[str, Any]] = []
+        record_id = None
+        if data is not None:
+            rt, raw_type = self._record_type(path, data, legacy)
+            file_row["record_type"] = rt.name if rt else _text(raw_type)
+            if rt is None:
+                problems.append(
+                    (
+                        "record_type",
+                        "unknown_record_type",
+                        f"unknown or unsupported record_type {raw_type!r}: expected one of "
+                        + ", ".join(RECORD_TYPES),
+                    )
+                )
+            else:
+                data = _map_legacy(rt, data, legacy)
+                data.setdefault("record_type", rt.name)  # inferred for a legacy record
+                record_id = _text(data.get(rt.id_field))
+                problems.extend((p.field, p.error_type, p.message) for p in validate(rt.name, data))
+        self._add_problems(
+            path, rt.name if rt else file_row["record_type"], record_id, problems, rows
+        )
+        if rt is None or data is None:
+            return
+        for row in legacy:
+            rows.add("legacy_fields", {"file": path, "record_id": record_id, **row})
+        valid = not problems
+        self._add_record(path, rt, data, record_id, valid, rows)
+
+    @staticmethod
+    def _add_problems(
+        path: str,
+        record_type: str | None,
+        record_id: str | None,
+        problems: list[tuple[str, str, str]],
+        rows: Rows,
+    ) -> None:
+        for field_name, error_type, message in problems:
+            rows.add(
+                "validation_errors",
+                {
+                    "file": path,
+                    "record_type": record_type,
+                    "record_id": record_id,
+                    "field": field_name,
+                    "error_type": error_type,
+                    "message": message,
+                },
+            )
+
+    def _record_type(
+        self, path: str, data: dict[str, Any], legacy: list[dict[str, Any]]
+    ) -> tuple[RecordType | None, Any]:
+        raw = data.get("record_type")
+        if "record_type" in data:
+            return (RECORD_TYPES.get(raw) if isinstance(raw, str) else None), raw
+        # Legacy records carry no record_type: infer it from the directory or
+        # from the ID field present, and say so.
+        parts = path.split("/")
+        rt = (
+            RECORD_TYPE_BY_DIRECTORY.get(parts[1])
+            if parts[0] == "registry" and len(parts) > 2
+            else None
+        )
+        if rt is None:
+            rt = next((t for t in RECORD_TYPES.values() if t.id_field in data), None)
+        if rt is not None:
+            legacy.append(
+                {
+                    "record_type": rt.name,
+                    "legacy_field": "(no record_type)",
+                    "canonical_field": "record_type",
+                    "note": f"record has no record_type; indexed as a {rt.name}",
+                }
+            )
+        return rt, raw
+
+    def _add_record(
+        self,
+        path: str,
+        rt: RecordType,
+        data: dict[str, Any],
+        record_id: str | None,
+        valid: bool,
+        rows: Rows,
+    ) -> None:
+        parts = path.split("/")
+        in_registry = parts[0] == "registry"
+        artifact_path = _text(data.get(rt.artifact_field)) if rt.artifact_field else None
+        rows.add(
+            "records",
+            {
+                "file": path,
+                "record_type": rt.name,
+                "record_id": record_id,
+                "created_at": _text(data.get("created_at")),
+                "status": _text(data.get("status")),
+                "artifact_field": rt.artifact_field,
+                "artifact_path": artifact_path,
+                "valid": valid,
+                "layout_enforced": in_registry or self.enforce_layout,
+                # "" for a record lying loose in registry/ itself
+                "registry_dir": (parts[1] if len(parts) > 2 else "") if in_registry else None,
+                "parent_dir": parts[-2] if len(parts) > 1 else "",
+                "stem": parts[-1][: -len(".json")] if parts[-1].endswith(".json") else parts[-1],
+            },
+        )
+        columns = _columns(rt.name)
+        table_row = {"file": path, **{c: data.get(c) for c in columns}}
+        extra = {k: v for k, v in data.items() if k not in columns}
+        table_row["extra"] = json.dumps(extra, ensure_ascii=False) if extra else None
+        table_row["valid"] = valid
+        rows.add(rt.table, table_row)
+        source = {"source_file": path, "source_type": rt.name, "source_id": record_id}
+        for field_name, many in _reference_fields(rt.name):
+            value = data.get(field_name)
+            if field_name == "visit_id":
+                value = visit_packet_id(value) if isinstance(value, str) else None
+            targets = (value if isinstance(value, list) else []) if many else [value]
+            for position, target in enumerate(targets):
+                if isinstance(target, str) and target:
+                    rows.add(
+                        "refs",
+                        {**source, "field": field_name, "position": position, "target_id": target},
+                    )
+        if rt.name in TAGGED_TYPES and isinstance(data.get("tags"), list):
+            for position, slug in enumerate(data["tags"]):
+                if isinstance(slug, str):
+                    rows.add("tag_uses", {**source, "position": position, "tag_slug": slug})
+        if rt.name in PROVENANCE_TYPES and isinstance(data.get("source_refs"), list):
+            for position, ref in enumerate(data["source_refs"]):
+                rows.add("source_refs", {**source, "position": position, "ref": _text(ref)})
+
+
+def _map_legacy(
+    rt: RecordType, data: dict[str, Any], legacy: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Move legacy spellings to their canonical fields, noting each one."""
+    mapped = dict(data)
+    for old, (types, canonical) in LEGACY_FIELDS.items():
+        if old not in mapped or rt.name not in types:
+            continue
+        value = mapped.pop(old)
+        if canonical in mapped:
+            note = f"both {old} and {canonical} are present; {canonical} was kept"
+        else:
+            mapped[canonical] = value
+            note = f"{old} indexed as {canonical}"
+        legacy.append(
+            {
+                "record_type": rt.name,
+                "legacy_field": old,
+                "canonical_field": canonical,
+                "note": note,
+            }
+        )
+    return mapped
+
+
+def _columns(record_type: str) -> list[str]:
+    return list(MODELS[record_type].model_fields)
+
+
+def _reference_fields(record_type: str) -> Iterable[tuple[str, bool]]:
+    return dict.fromkeys(
+        (rule.field, rule.many) for rule in REFERENCE_RULES if rule.source_type == record_type
+    )
+
+
+def _outside(path: str) -> bool:
+    """A named path that leaves the repository before any symlink is looked at."""
+    return path.startswith("/") or ".." in path.split("/")
+
+
+def _text(value: Any) -> str | None:
+    """A value as text for an ID-like column: strings as they are, others as JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)

@@ -1,0 +1,118 @@
+"""An incremental build gives the same database as a full rebuild."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import sqlite_utils
+from click.testing import CliRunner
+
+from labnote_index.cli import cli
+from labnote_index.importer import build_index
+from labnote_index.schema import FTS_COLUMNS
+
+from .conftest import Repo
+
+
+def content(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
+    """Every table's rows, order and row ids aside (FTS shadow tables checked apart)."""
+    tables = {}
+    for name in db.table_names():
+        if "_fts" in name:
+            continue
+        columns = [c.name for c in db[name].columns if c.name != "id"]
+        rows = db.execute(f"SELECT {', '.join(f'[{c}]' for c in columns)} FROM [{name}]")
+        tables[name] = sorted(tuple(row) for row in rows.fetchall())
+    return tables
+
+
+def assert_same_as_full(repo: Repo, tmp_path: Path) -> None:
+    incremental = repo.index()
+    full_path = tmp_path / "full.db"
+    build_index(repo.root, full_path, full=True)
+    full = sqlite_utils.Database(full_path)
+    assert content(incremental) == content(full)
+    for table in FTS_COLUMNS:  # the full-text indexes still match their tables
+        incremental.execute(f"INSERT INTO [{table}_fts]([{table}_fts]) VALUES ('integrity-check')")
+
+
+def test_incremental_equals_full_after_adds_edits_moves_and_deletes(repo: Repo, tmp_path: Path):
+    first = build_index(repo.root, repo.db_path)
+    assert not first.incremental
+    # added: a packet with its artifact, and a broken file
+    packet = repo.first("registry/packets/*/*.json")
+    data = repo.load(packet)
+    data.update(packet_id="20250301-codex-added", path="datadrops/2025/added.md", tags=["perf"])
+    repo.save("registry/packets/2025/20250301-codex-added.json", data)
+    repo.write("datadrops/2025/added.md", "# Added\n\nfresh words\n")
+    repo.write("registry/packets/2025/20250301-broken.json", "{")
+    # edited: a response's status, and an artifact body alone
+    response = repo.first("registry/responses/*/*.json")
+    repo.edit(response, status="archived")
+    artifact = repo.load(repo.files("registry/packets/*/*.json")[1])["path"]
+    repo.write(artifact, "# Rewritten body\n")
+    # moved: an answered message closed into its new bucket, artifact too
+    message = repo.first("registry/messages/answered/*.json")
+    old_path = repo.load(message)["path"]
+    new_path = old_path.replace("/answered/", "/closed/")
+    repo.move(old_path, new_path)
+    moved = repo.move(message, message.replace("/answered/", "/closed/"))
+    repo.edit(moved, status="closed", path=new_path)
+    # deleted: a notification, and a tag records still use
+    (repo.root / repo.first("registry/notifications/*/*.json")).unlink()
+    (repo.root / "registry/tags/proposed/perf.json").unlink()
+    # a locked handoff document edited: drift
+    repo.write("docs/workflow/roles/architect/reports/milestone-1/packet-v001/report.md", "x\n")
+
+    second = build_index(repo.root, repo.db_path)
+    assert second.incremental
+    assert second.reread == 4  # added packet, broken file, edited response, moved message
+    assert second.removed == 3  # the notification, the tag, the message's old path
+    assert_same_as_full(repo, tmp_path)
+    checks = {f["check"] for f in sqlite_utils.Database(repo.db_path)["findings"].rows}
+    assert {"file_unreadable", "tag_unresolved", "handoff_lock_drift"} <= checks
+
+
+def test_nothing_changed_reads_nothing(repo: Repo, tmp_path: Path):
+    build_index(repo.root, repo.db_path)
+    again = build_index(repo.root, repo.db_path)
+    assert again.incremental and again.reread == 0 and again.removed == 0
+    assert_same_as_full(repo, tmp_path)
+
+
+def test_handoff_changes_incrementally(repo: Repo, tmp_path: Path):
+    build_index(repo.root, repo.db_path)
+    manifest = (
+        "docs/workflow/roles/product-prd/reports/milestone-1/packet-v001/handoff.manifest.json"
+    )
+    data = repo.load(manifest)
+    data["input_packets"][0]["manifest"] = "docs/nowhere/handoff.manifest.json"
+    repo.save(manifest, data)
+    (
+        repo.root / "docs/workflow/roles/researcher/reports/milestone-1/packet-v001/report.md"
+    ).unlink()
+    assert_same_as_full(repo, tmp_path)
+
+
+def test_other_settings_mean_a_full_build(repo: Repo):
+    build_index(repo.root, repo.db_path)
+    assert not build_index(repo.root, repo.db_path, enforce_layout=True).incremental
+    assert build_index(repo.root, repo.db_path, enforce_layout=True).incremental
+    assert not build_index(repo.root, repo.db_path, full=True).incremental
+
+
+def test_cli_full_flag_and_summary(repo: Repo):
+    runner = CliRunner()
+    first = runner.invoke(cli, ["build", str(repo.root), "--db", str(repo.db_path)])
+    assert "incremental" not in first.stderr
+    again = runner.invoke(cli, ["build", str(repo.root), "--db", str(repo.db_path)])
+    assert "(incremental: 0 files read again, 0 removed)" in again.stderr
+    full = runner.invoke(cli, ["build", str(repo.root), "--db", str(repo.db_path), "--full"])
+    assert full.exit_code == 0 and "incremental" not in full.stderr
+
+
+def test_a_damaged_index_is_rebuilt_in_full(repo: Repo):
+    repo.db_path.write_text(json.dumps({"not": "sqlite"}))
+    result = build_index(repo.root, repo.db_path)
+    assert not result.incremental and result.records["packet"] == 12
