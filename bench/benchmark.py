@@ -3,11 +3,12 @@
 For each size it generates a repository (bench/generate.py), then runs each
 step as its own process, measuring wall time and that process's peak RSS:
 
-1. floor       walk registry/, read and JSON-parse every record, nothing else
-2. jsonschema  per-file JSON Schema validation with the jsonschema package
-3. full        labnote-index check REPO (a full build, then the checks)
-4. incremental labnote-index build REPO after one record changed
-5. checks      the check catalogue alone, on the built index (in-process timing)
+1. floor          walk registry/, read and JSON-parse every record, nothing else
+2. reference      per-file JSON Schema validation, jsonschema.validate() on each file
+   jsonschema     the same with one compiled validator per schema (a kinder baseline)
+3. full           labnote-index check REPO (a full build, then the checks)
+4. incremental    labnote-index build REPO after one record changed
+5. checks         the check catalogue alone, on the built index (in-process timing)
 
     python bench/benchmark.py --packets 1000 10000 [--markdown BENCHMARKS.md]
 """
@@ -70,7 +71,9 @@ def bench(packets: int, work: Path) -> dict[str, Measure | int]:
     run([py, str(HERE / "steps.py"), "floor", str(repo)])  # warm the page cache
     results: dict[str, Measure | int] = {"records": records}
     results["floor"] = run([py, str(HERE / "steps.py"), "floor", str(repo)])
-    results["jsonschema"] = run([py, str(HERE / "steps.py"), "jsonschema", str(repo), str(SCHEMAS)])
+    steps = [py, str(HERE / "steps.py")]
+    results["reference"] = run([*steps, "jsonschema-per-file", str(repo), str(SCHEMAS)])
+    results["jsonschema"] = run([*steps, "jsonschema", str(repo), str(SCHEMAS)])
     results["full"] = run([*cli, "check", str(repo), "--db", str(db), "--format", "json"])
     findings = json.loads(results["full"].output)  # type: ignore[union-attr]
     if findings:
@@ -90,7 +93,7 @@ def report(all_results: dict[int, dict[str, Measure | int]]) -> str:
         "| ---: | ---: | --- | ---: | ---: |",
     ]
     for packets, r in all_results.items():
-        for step in ("floor", "jsonschema", "full", "incremental"):
+        for step in ("floor", "reference", "jsonschema", "full", "incremental"):
             m = r[step]
             assert isinstance(m, Measure)
             lines.append(
@@ -104,15 +107,17 @@ def report(all_results: dict[int, dict[str, Measure | int]]) -> str:
         )
     lines += [
         "",
-        "| packets | full / floor | jsonschema / full | incremental / full |",
-        "| ---: | ---: | ---: | ---: |",
+        "| packets | full / floor | reference / full | jsonschema / full | incremental / full |",
+        "| ---: | ---: | ---: | ---: | ---: |",
     ]
     for packets, r in all_results.items():
-        floor, js, full, inc = (r[k] for k in ("floor", "jsonschema", "full", "incremental"))
+        m = {k: r[k] for k in ("floor", "reference", "jsonschema", "full", "incremental")}
+        full = m["full"].seconds  # type: ignore[union-attr]
         lines.append(
-            f"| {packets} | {full.seconds / floor.seconds:.1f} | "  # type: ignore[union-attr]
-            f"{js.seconds / full.seconds:.1f} | "  # type: ignore[union-attr]
-            f"{inc.seconds / full.seconds:.2f} |"  # type: ignore[union-attr]
+            f"| {packets} | {full / m['floor'].seconds:.1f} | "  # type: ignore[union-attr]
+            f"{m['reference'].seconds / full:.1f} | "  # type: ignore[union-attr]
+            f"{m['jsonschema'].seconds / full:.1f} | "  # type: ignore[union-attr]
+            f"{m['incremental'].seconds / full:.2f} |"  # type: ignore[union-attr]
         )
     sizes = list(all_results)
     if len(sizes) > 1:

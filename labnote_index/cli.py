@@ -13,7 +13,6 @@ import sqlite_utils
 from . import checks, report, views
 from . import lineage as lineage_mod
 from .importer import BuildResult, RepositoryError, build_index
-from .serve import serve
 
 DEFAULT_DB = "labnote.db"
 
@@ -285,6 +284,8 @@ def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
 def serve_command(db_path: Path, port: int, host: str, open_browser: bool) -> None:
     """Browse an index in Datasette: described tables, canned provenance queries,
     full-text search and lineage graphs. The database is opened read-only."""
+    from .serve import serve  # Datasette is imported only when serving
+
     _open_index(db_path)
     serve(db_path, host, port, open_browser)
 
@@ -310,7 +311,7 @@ def views_command(repo: Path, db_path: Path, check_only: bool, out: Path | None)
     byte for byte in the reference generator's format (VIEWS.md).
     """
     _run_build(repo, db_path, (), False)
-    generated = views.stored_views(sqlite_utils.Database(db_path))
+    generated = views.render_views(sqlite_utils.Database(db_path))
     out = out or repo / "registry"
     if check_only:
         stale = views.stale_views(generated, out)

@@ -22,6 +22,8 @@ REGISTRY = "registry"
 class DiscoveredFile:
     path: str  # repository-relative, "/"-separated
     kind: str  # record, schema, readme, view, placeholder, stray, handoff_manifest, packet_lock
+    # (size, mtime_ns, is a symlink) of the path itself, when the walk saw it
+    stat: tuple[int, int, bool] | None = None
 
 
 def classify(path: str) -> str:
@@ -48,17 +50,26 @@ def classify(path: str) -> str:
 
 def discover(repo: Path) -> Iterator[DiscoveredFile]:
     """Every file of the repository that the index accounts for, in path order."""
-    found: list[str] = []
-    for top, dirs, files in os.walk(repo):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        rel_top = Path(top).relative_to(repo).as_posix()
+    found: list[DiscoveredFile] = []
+
+    def walk(directory: str, rel_top: str) -> None:
         in_registry = rel_top == REGISTRY or rel_top.startswith(REGISTRY + "/")
-        for name in files:
-            rel = name if rel_top == "." else f"{rel_top}/{name}"
-            if in_registry or name in (HANDOFF_MANIFEST, PACKET_LOCK):
-                found.append(rel)
-    for rel in sorted(found):
-        yield DiscoveredFile(rel, classify(rel))
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                rel = f"{rel_top}/{entry.name}" if rel_top else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    if not entry.name.startswith("."):
+                        walk(entry.path, rel)
+                elif in_registry or entry.name in (HANDOFF_MANIFEST, PACKET_LOCK):
+                    st = entry.stat(follow_symlinks=False)
+                    found.append(
+                        DiscoveredFile(
+                            rel, classify(rel), (st.st_size, st.st_mtime_ns, entry.is_symlink())
+                        )
+                    )
+
+    walk(str(repo), "")
+    yield from sorted(found, key=lambda f: f.path)
 
 
 def named_files(paths: list[str]) -> list[DiscoveredFile]:

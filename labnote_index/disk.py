@@ -28,24 +28,35 @@ class Sandbox:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(os.path.realpath(root))
+        self.prefix = str(self.root) + os.sep
         self._dirs: dict[str, bool] = {}
 
-    def inside(self, rel: str) -> bool:
-        """Whether ``rel`` (a repository-relative path), symlinks resolved, stays inside."""
-        parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
-        if parent not in self._dirs:
-            real = Path(os.path.realpath(self.root / parent))
-            self._dirs[parent] = real == self.root or self.root in real.parents
-        if not self._dirs[parent]:
+    def path(self, rel: str) -> str:
+        """The absolute path of a repository-relative path (a string: this is hot)."""
+        return self.prefix + rel
+
+    def dir_inside(self, rel_dir: str) -> bool:
+        """Whether a repository directory, symlinks resolved, is inside (asked once each)."""
+        if rel_dir not in self._dirs:
+            real = Path(os.path.realpath(self.root / rel_dir))
+            self._dirs[rel_dir] = real == self.root or self.root in real.parents
+        return self._dirs[rel_dir]
+
+    def inside(self, rel: str, is_link: bool | None = None) -> bool:
+        """Whether ``rel`` (a repository-relative path), symlinks resolved, stays inside.
+
+        ``is_link`` says whether the path itself is a symlink, when the caller
+        has looked already.
+        """
+        if not self.dir_inside(rel.rsplit("/", 1)[0] if "/" in rel else ""):
             return False
-        full = self.root / rel
-        if full.is_symlink():
-            real = Path(os.path.realpath(full))
-            return self.root in real.parents
+        full = self.path(rel)
+        if os.path.islink(full) if is_link is None else is_link:
+            return os.path.realpath(full).startswith(self.prefix)
         return True
 
 
-def lstat_key(path: Path) -> tuple[int, int, bool] | None:
+def lstat_key(path: Path | str) -> tuple[int, int, bool] | None:
     """(size, mtime_ns, is a symlink) of the path itself, or None when nothing is there."""
     try:
         st = os.lstat(path)
@@ -54,12 +65,12 @@ def lstat_key(path: Path) -> tuple[int, int, bool] | None:
     return st.st_size, st.st_mtime_ns, stat.S_ISLNK(st.st_mode)
 
 
-def hash_file(path: Path, keep_text: bool = False) -> tuple[int, str, bytes | None]:
+def hash_file(path: Path | str, keep_text: bool = False) -> tuple[int, str, bytes | None]:
     """Size, sha256 and (when asked and small enough) the content, in one read."""
     digest = hashlib.sha256()
     size = 0
     kept = bytearray() if keep_text else None
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
             size += len(chunk)
@@ -77,16 +88,16 @@ def artifact_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
     if not SAFE_PATH_RE.match(path):
         row["status"] = "unsafe"  # never touched on disk
         return row
-    full = sandbox.root / path
+    full = sandbox.path(path)
     key = lstat_key(full)
     if key is None:
         row["status"] = "missing"
         return row
     row["size"], row["mtime_ns"] = key[0], key[1]
-    if not sandbox.inside(path):
+    if not sandbox.inside(path, key[2]):
         row["status"] = "escapes"
-    elif not full.is_file():
-        row["status"] = "missing" if not full.exists() else "not_a_file"
+    elif not os.path.isfile(full):
+        row["status"] = "missing" if not os.path.exists(full) else "not_a_file"
     else:
         row["status"] = "ok"
         keep = path.endswith(TEXT_SUFFIXES)
@@ -122,12 +133,12 @@ def _unchanged(sandbox: Sandbox, path: str, size: int, mtime_ns: int, status: st
     """Whether a stored artifact row still describes what is on disk."""
     if status == "unsafe":
         return True  # decided by the path text alone
-    key = lstat_key(sandbox.root / path)
+    key = lstat_key(sandbox.path(path))
     if key is None:
         return status == "missing" and mtime_ns is None
     if key[2]:
         return False  # a symlink is resolved again on every build
-    return (key[0], key[1]) == (size, mtime_ns) and status == "ok" and sandbox.inside(path)
+    return (key[0], key[1]) == (size, mtime_ns) and status == "ok" and sandbox.inside(path, False)
 
 
 def packet_dirs(db: sqlite_utils.Database) -> list[str]:
@@ -143,21 +154,23 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
         for r in db.query("SELECT packet_dir, path, size, mtime_ns FROM handoff_files")
     }
     fresh, keep = [], set()
-    for packet_dir in packet_dirs(db):
-        base = sandbox.root / packet_dir
-        for top, dirs, names in os.walk(base):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            for name in sorted(names):
-                full = Path(top) / name
-                st = os.lstat(full)
-                if not stat.S_ISREG(st.st_mode):
+
+    def walk(directory: str, packet_dir: str, rel_top: str) -> None:
+        with os.scandir(directory) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                rel = f"{rel_top}{entry.name}"
+                if entry.is_dir(follow_symlinks=False):
+                    if not entry.name.startswith("."):
+                        walk(entry.path, packet_dir, rel + "/")
+                    continue
+                if not entry.is_file(follow_symlinks=False):
                     continue  # a lock cannot vouch for a link: never followed
-                rel = full.relative_to(base).as_posix()
+                st = entry.stat(follow_symlinks=False)
                 key = (packet_dir, rel)
                 keep.add(key)
                 if stored.get(key) == (st.st_size, st.st_mtime_ns):
                     continue
-                size, digest, _ = hash_file(full)
+                size, digest, _ = hash_file(entry.path)
                 fresh.append(
                     {
                         "packet_dir": packet_dir,
@@ -167,6 +180,10 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
                         "sha256": digest,
                     }
                 )
+
+    for packet_dir in packet_dirs(db):
+        if os.path.isdir(sandbox.path(packet_dir)) and sandbox.dir_inside(packet_dir):
+            walk(sandbox.path(packet_dir), packet_dir, "")
     gone = [k for k in stored if k not in keep] + [(r["packet_dir"], r["path"]) for r in fresh]
     for packet_dir, rel in gone:
         db.execute("DELETE FROM handoff_files WHERE packet_dir = ? AND path = ?", [packet_dir, rel])

@@ -140,9 +140,11 @@ def build_index(
         refresh_packet_files(db, sandbox)
         if not incremental:
             create_indexes(db)
-        resolve_references(db)
+        resolve_references(db, [f.path for f in to_read] + removed if incremental else None)
         db["generated_views"].delete_where()
-        if not files:  # views describe the whole registry, not a chosen few files
+        # Views describe the whole registry, not a chosen few files; they are
+        # worked out only for a repository that commits them (to find stale ones).
+        if not files and db["files"].count_where("kind = 'view'"):
             views.store_views(db)
         checks.run_checks(db)
         db["build_info"].insert({"key": "settings", "value": json.dumps(settings)}, replace=True)
@@ -176,7 +178,7 @@ def _changes(
     to_read = []
     for item in found:
         before = stored.pop(item.path, None)
-        key = lstat_key(sandbox.root / item.path)
+        key = item.stat or lstat_key(sandbox.root / item.path)
         if before is None or key is None or key[2] or before != (item.kind, key[0], key[1]):
             to_read.append(item)
     return to_read, list(stored)

@@ -10,7 +10,6 @@ import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import sqlite_utils
@@ -31,7 +30,9 @@ from .formats import (
 from .models import MODELS, validate
 from .parse import ParsedFile, read_record_file
 
-BATCH_SIZE = 500
+# Rows held before they are written: enough to keep sqlite-utils calls few,
+# few enough that memory does not grow with the repository.
+BATCH_SIZE = 5000
 
 
 @dataclass
@@ -48,7 +49,7 @@ class Rows:
     def flush(self, db: sqlite_utils.Database) -> None:
         for table, rows in self.tables.items():
             if rows:
-                db[table].insert_all(rows, batch_size=BATCH_SIZE)
+                db[table].insert_all(rows, batch_size=1000)
         self.tables.clear()
         self.count = 0
 
@@ -65,8 +66,8 @@ class FileLoader:
         path = found.path
         file_row: dict[str, Any] = {"path": path, "kind": found.kind, "record_type": None}
         rows.add("files", file_row)
-        full = self.repo / path
-        key = lstat_key(full) if not _outside(path) else None
+        full = self.sandbox.path(path)
+        key = None if _outside(path) else found.stat or lstat_key(full)
         if key is not None:
             file_row["size"], file_row["mtime_ns"] = key[0], key[1]
         problem = self._unreadable(path, full, key)
@@ -76,7 +77,7 @@ class FileLoader:
         if found.kind not in ("record", "handoff_manifest", "packet_lock"):
             file_row["size"], file_row["sha256"], _ = hash_file(full)
             return
-        parsed = read_record_file(full)
+        parsed = read_record_file(full, size=key[0] if not key[2] else None)
         file_row["size"], file_row["sha256"] = parsed.size, parsed.sha256
         file_row["error"] = parsed.error
         if found.kind == "record":
@@ -104,17 +105,19 @@ class FileLoader:
                     rows.add(table, row)
         self._add_problems(path, kind, packet_dir, problems, rows)
 
-    def _unreadable(self, path: str, full: Path, key: tuple[int, int, bool] | None) -> str | None:
+    def _unreadable(self, path: str, full: str, key: tuple[int, int, bool] | None) -> str | None:
         """Why a discovered path must not be read, if it must not."""
         if _outside(path):
             return "path is outside the repository: name files relative to the repository root"
         if key is None:
             return "file does not exist"
-        if not self.sandbox.inside(path):
+        if not self.sandbox.inside(path, key[2]):
             target = os.readlink(full) if key[2] else "a directory outside"
             return f"symlink points outside the repository (to {target}); it was not read"
-        if not full.is_file():
-            return "dangling symlink" if key[2] and not full.exists() else "not a regular file"
+        if not os.path.isfile(full):
+            return (
+                "dangling symlink" if key[2] and not os.path.exists(full) else "not a regular file"
+            )
         return None
 
     def _import_record(

@@ -42,11 +42,11 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON (JSON has no NaN or Infinity)")
 
 
-def sha256_of(path: Path) -> tuple[int, str]:
+def sha256_of(path: Path | str) -> tuple[int, str]:
     """Size and sha256 of a file, read in chunks."""
     digest = hashlib.sha256()
     size = 0
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
             size += len(chunk)
@@ -99,9 +99,12 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, 
     return value, None, problems, text
 
 
-def read_record_file(path: Path) -> ParsedFile:
-    """Read a file that should hold one JSON object. Never raises for bad content."""
-    size = os.stat(path).st_size
+def read_record_file(path: Path | str, size: int | None = None) -> ParsedFile:
+    """Read a file that should hold one JSON object. Never raises for bad content.
+
+    ``size``, when the caller has it from a stat already, saves another.
+    """
+    size = os.stat(path).st_size if size is None else size
     if size > MAX_RECORD_BYTES:
         size, digest = sha256_of(path)  # in chunks, never whole in memory
         return ParsedFile(
@@ -110,7 +113,8 @@ def read_record_file(path: Path) -> ParsedFile:
             error=f"file is {size} bytes, over the {MAX_RECORD_BYTES} byte limit for a record; "
             "it was not read",
         )
-    raw = path.read_bytes()
+    with open(path, "rb") as handle:
+        raw = handle.read()
     parsed = ParsedFile(size=len(raw), sha256=hashlib.sha256(raw).hexdigest())
     value, error, problems, text = parse_json_bytes(raw)
     parsed.problems = problems

@@ -322,9 +322,11 @@ def create_indexes(db: sqlite_utils.Database) -> None:
     db["records"].create_index(["record_id", "record_type"])
     db["records"].create_index(["record_type", "status"])
     db["records"].create_index(["artifact_path"])
-    db["refs"].create_index(["source_file"])
+    # (file, field) pairs: checks look up "the reply_to of this message" and
+    # "the responses whose source_packet_id is this packet".
+    db["refs"].create_index(["source_file", "field"])
+    db["refs"].create_index(["target_file", "field"])
     db["refs"].create_index(["target_id"])
-    db["refs"].create_index(["target_file"])
     db["refs"].create_index(["field"])
     db["tag_uses"].create_index(["source_file"])
     db["tag_uses"].create_index(["tag_slug"])
@@ -430,7 +432,36 @@ RESOLVE_SQL = [
 ]
 
 
-def resolve_references(db: sqlite_utils.Database) -> None:
-    """Fill in the resolved target of every relationship row."""
-    for sql in RESOLVE_SQL:
-        db.execute(sql)
+def resolve_references(db: sqlite_utils.Database, changed: list[str] | None = None) -> None:
+    """Fill in the resolved target of every relationship row.
+
+    After an incremental load, ``changed`` names the files read again or
+    removed: only references that may resolve differently are looked up again
+    (unresolved ones, ones into a changed file, ones naming an ID a changed
+    file now holds). The rest cannot have moved.
+    """
+    if changed is None:
+        for sql in RESOLVE_SQL:
+            db.execute(sql)
+        return
+    db.execute("CREATE TEMP TABLE IF NOT EXISTS changed_files (file TEXT PRIMARY KEY)")
+    db.execute("DELETE FROM changed_files")
+    db.conn.executemany(
+        "INSERT OR IGNORE INTO changed_files VALUES (?)", [(path,) for path in changed]
+    )
+    for sql, where in zip(RESOLVE_SQL, RESOLVE_AGAIN, strict=True):
+        db.execute(sql + " WHERE " + where)
+
+
+# Which rows of each RESOLVE_SQL statement an incremental build looks up again.
+RESOLVE_AGAIN = [
+    """target_file IS NULL OR target_file IN (SELECT file FROM changed_files)
+       OR target_id IN (SELECT r.record_id FROM records r
+                        JOIN changed_files c ON c.file = r.file)""",
+    """tag_file IS NULL OR tag_file IN (SELECT file FROM changed_files)
+       OR tag_slug IN (SELECT r.record_id FROM records r
+                       JOIN changed_files c ON c.file = r.file)""",
+    "1",
+    "1",
+    "1",
+]

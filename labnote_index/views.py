@@ -137,10 +137,6 @@ def store_views(db: sqlite_utils.Database) -> None:
     )
 
 
-def stored_views(db: sqlite_utils.Database) -> dict[str, str]:
-    return {r["path"]: r["content"] for r in db.query("SELECT * FROM generated_views")}
-
-
 def write_views(views: dict[str, str], out: Path) -> list[Path]:
     """Write each view into ``out`` (the repository's registry/ directory, by default)."""
     written = []

@@ -237,9 +237,9 @@ HANDOFF_PLANTED: list[tuple[str, Callable[[Repo], str]]] = [
 
 
 def _stale_view(repo: Repo) -> str:
-    from labnote_index.views import stored_views, write_views
+    from labnote_index.views import render_views, write_views
 
-    write_views(stored_views(repo.index()), repo.root / "registry")
+    write_views(render_views(repo.index()), repo.root / "registry")
     repo.edit(_first_packet(repo), notes="edited after the views were generated")
     return "registry/packet_registry.csv"
 

@@ -14,7 +14,7 @@ import yaml
 
 from labnote_index.importer import build_index
 from labnote_index.serve import load_metadata, make_datasette
-from labnote_index.views import stored_views, write_views
+from labnote_index.views import render_views, write_views
 
 from .conftest import ROOT, SAMPLE_REPO
 
@@ -44,7 +44,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db_path = root.parent / "sample.db"
     build_index(root, db_path)
     # keep the committed views current with the added message
-    write_views(stored_views(sqlite_utils.Database(db_path)), root / "registry")
+    write_views(render_views(sqlite_utils.Database(db_path)), root / "registry")
     build_index(root, db_path)
     return db_path
 
