@@ -47,10 +47,7 @@ lint: $(INSTALLED)
 
 ## Regenerate the README's check catalogue from the check headers.
 readme: $(INSTALLED)
-	$(BIN)/python -c "import pathlib; from labnote_index.checks import load_checks; \
-	from labnote_index.report import catalogue_markdown; p = pathlib.Path('README.md'); \
-	start, end = '<!-- catalogue:start -->\n', '\n<!-- catalogue:end -->'; t = p.read_text(); \
-	p.write_text(t.split(start)[0] + start + catalogue_markdown(load_checks()) + end + t.split(end)[1])"
+	$(BIN)/python -c "from labnote_index.report import update_readme; update_readme('README.md')"
 
 clean:
 	rm -rf $(VENV) $(DEMO_DB) *.egg-info .pytest_cache .ruff_cache

@@ -58,9 +58,10 @@ def parse_check(name: str, text: str) -> Check:
     return Check(header["check"], header["severity"], header["protects"], header["repair"], text)
 
 
-def load_checks() -> list[Check]:
-    """Every check of the catalogue, in file name order."""
-    folder = resources.files("labnote_index") / "checks"
+def load_checks(catalogue: str = "checks") -> list[Check]:
+    """Every check of a catalogue, in file name order: ``checks`` (one index) or
+    ``checks/transitions`` (two revisions, the base attached as ``base``)."""
+    folder = resources.files("labnote_index").joinpath(*catalogue.split("/"))
     found = sorted(
         (entry.name, entry.read_text(encoding="utf-8"))
         for entry in folder.iterdir()

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 import sqlite_utils
 
-from . import checks, report, views
+from . import checks, report, revisions, views
 from . import lineage as lineage_mod
 from .importer import BuildResult, RepositoryError, build_index
 
@@ -151,12 +151,25 @@ def build(
     show_default=True,
     help="Exit 1 when a finding at or above this severity exists.",
 )
+@click.option(
+    "--base",
+    metavar="REV",
+    help="Also compare with this git revision: illegal status transitions, tag "
+    "promotions in the same change set, changed handoff packets and visits.",
+)
+@click.option(
+    "--head",
+    metavar="REV",
+    help="With --base: the revision to check (default: the working tree).",
+)
 @_build_options
 def check(
     repo: Path | None,
     db_path: Path,
     fmt: str,
     fail_on: str,
+    base: str | None,
+    head: str | None,
     enforce_layout: bool,
     full: bool,
     files: tuple[str, ...],
@@ -164,12 +177,29 @@ def check(
     """Check a repository (or an existing index) and report findings.
 
     With REPO the index is built first (same arguments as build); with only
-    --db the existing index is checked again.
+    --db the existing index is checked again. With --base REV the repository
+    is also compared with that revision, read from git objects without a
+    checkout.
 
     Exit status: 0 when nothing at or above --fail-on was found, 1 when
     something was, 2 on a usage error or an unreadable repository.
     """
-    if repo is not None:
+    if base or head:
+        if repo is None or not base:
+            raise click.UsageError("--base (and --head) need REPO and --base")
+        if files or enforce_layout:
+            raise click.UsageError("--base compares whole revisions: no FILES or --enforce-layout")
+        try:
+            if head:
+                revisions.build_revision(repo, head, db_path, full=full)
+            else:
+                _run_build(repo, db_path, (), False, full)
+            with revisions.base_index(repo, base) as base_db:
+                revisions.check_transitions(db_path, base_db)
+        except revisions.RevisionError as exc:
+            raise click.UsageError(str(exc)) from exc
+        db = sqlite_utils.Database(db_path)
+    elif repo is not None:
         _run_build(repo, db_path, files, enforce_layout, full)
         db = sqlite_utils.Database(db_path)
     else:
@@ -324,3 +354,33 @@ def views_command(repo: Path, db_path: Path, check_only: bool, out: Path | None)
         sys.exit(EXIT_FOUND if stale else EXIT_OK)
     for target in views.write_views(generated, out):
         click.echo(f"wrote {target}", err=True)
+
+
+@cli.command(name="diff")
+@click.argument("repo", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--base", metavar="REV", required=True, help="The git revision to compare with.")
+@click.option("--head", metavar="REV", help="The revision to compare (default: the working tree).")
+@_db_option
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def diff_command(repo: Path, base: str, head: str | None, db_path: Path, fmt: str) -> None:
+    """What changed between two revisions, record by record, for reviewers.
+
+    Records and handoff packets added and removed, status changes, moves,
+    references added and removed, and other edits. The head is indexed into
+    --db; the base is read from git objects without a checkout.
+    """
+    try:
+        if head:
+            revisions.build_revision(repo, head, db_path)
+        else:
+            _run_build(repo, db_path, (), False)
+        with revisions.base_index(repo, base) as base_db:
+            rows = revisions.diff(db_path, base_db)
+    except revisions.RevisionError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        click.echo(revisions.diff_text(rows))

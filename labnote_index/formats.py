@@ -173,3 +173,65 @@ GENERATED_VIEWS = tuple(
 HANDOFF_MANIFEST = "handoff.manifest.json"
 MANIFEST_STATUSES = ("draft", "blocked", "ready_for_next_role", "superseded")
 PACKET_LOCK = "packet.lock.json"
+
+# Status changes the lifecycles allow between two revisions (FORMAT.md,
+# Lifecycles). Keeping a status is always allowed. Where the contract names a
+# path (new -> in_review -> answered) a step forward that skips a state is
+# allowed; nothing moves back.
+STATUS_TRANSITIONS: dict[str, list[tuple[str, str]]] = {
+    "packet": [
+        ("new", "in_review"),
+        ("new", "answered"),
+        ("in_review", "answered"),
+        *[(s, "superseded") for s in ("new", "in_review", "answered")],
+        *[(s, "archived") for s in ("new", "in_review", "answered", "superseded")],
+    ],
+    "response": [
+        ("pending_review", "accepted"),
+        ("pending_review", "rejected"),
+        *[(s, "archived") for s in ("pending_review", "accepted", "rejected")],
+    ],
+    # Open-bucket states move freely among themselves and onward; once answered
+    # or closed a message never reopens (a new request is a new message);
+    # archived is terminal.
+    "message": [
+        *[
+            (a, b)
+            for a in ("open", "acknowledged", "in_progress", "blocked")
+            for b in (
+                "open",
+                "acknowledged",
+                "in_progress",
+                "blocked",
+                "answered",
+                "closed",
+                "archived",
+            )
+            if a != b
+        ],
+        ("answered", "closed"),
+        ("answered", "archived"),
+        ("closed", "archived"),
+    ],
+    "notification": [
+        ("needed", "told_to_human"),
+        ("needed", "delivered_by_human"),
+        ("needed", "confirmed"),
+        ("told_to_human", "delivered_by_human"),
+        ("told_to_human", "confirmed"),
+        ("delivered_by_human", "confirmed"),
+        *[(s, "cancelled") for s in ("needed", "told_to_human", "delivered_by_human")],
+    ],
+    "visitor": [
+        ("registered", "active"),
+        ("active", "dormant"),
+        ("dormant", "active"),
+        *[(s, t) for s in ("registered", "active", "dormant") for t in ("retired", "superseded")],
+    ],
+    # proposed -> accepted is a legal lifecycle step, but never within one
+    # change set: the tag_promotion check says so.
+    "tag": [("proposed", "accepted"), ("proposed", "deprecated"), ("accepted", "deprecated")],
+}
+
+# How far along a handoff packet is; a packet never moves to a lower rank.
+MANIFEST_STATUS_RANK = {"draft": 0, "blocked": 0, "ready_for_next_role": 1, "superseded": 2}

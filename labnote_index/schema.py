@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from .formats import MANIFEST_STATUSES, RECORD_TYPES, REFERENCE_RULES, STATUS_BUCKETS
+from .formats import (
+    MANIFEST_STATUS_RANK,
+    MANIFEST_STATUSES,
+    RECORD_TYPES,
+    REFERENCE_RULES,
+    STATUS_BUCKETS,
+    STATUS_TRANSITIONS,
+)
 from .models import column_types
 
 RECORD_TABLES = [rt.table for rt in RECORD_TYPES.values()]
@@ -378,7 +385,16 @@ def _create_format_tables(db: sqlite_utils.Database) -> None:
         pk=("record_type", "status"),
     )
     db["handoff_statuses"].insert_all(
-        ({"status": status} for status in MANIFEST_STATUSES), pk="status"
+        ({"status": status, "rank": MANIFEST_STATUS_RANK[status]} for status in MANIFEST_STATUSES),
+        pk="status",
+    )
+    db["status_transitions"].insert_all(
+        (
+            {"record_type": record_type, "from_status": before, "to_status": after}
+            for record_type, pairs in STATUS_TRANSITIONS.items()
+            for before, after in pairs
+        ),
+        pk=("record_type", "from_status", "to_status"),
     )
     db["reference_rules"].insert_all(
         (

@@ -423,9 +423,9 @@ def test_checks_can_be_rerun_on_an_existing_index(tmp_path: Path):
     assert run_checks(db) == len(first)
 
 
-def test_readme_catalogue_is_generated_from_check_headers():
-    from labnote_index.report import catalogue_markdown
+def test_readme_catalogues_are_generated_from_check_headers():
+    from labnote_index.report import README_CATALOGUES, catalogue_markdown, readme_section
 
     readme = (SAMPLE_REPO.parent / "README.md").read_text()
-    embedded = readme.split("<!-- catalogue:start -->\n")[1].split("\n<!-- catalogue:end -->")[0]
-    assert embedded == catalogue_markdown(load_checks())
+    for marker, catalogue in README_CATALOGUES.items():
+        assert readme_section(readme, marker) == catalogue_markdown(load_checks(catalogue))

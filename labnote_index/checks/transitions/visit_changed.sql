@@ -1,0 +1,11 @@
+-- check: visit_changed
+-- severity: error
+-- protects: visits are append-only signoffs: once written they never change
+-- repair: restore the visit as it was; record anything new in a new visit
+SELECT 'visit' AS record_type, h.record_id, h.file, '' AS field,
+       'visit ' || quote(h.record_id) || ' changed; visits are append-only' AS message
+FROM records h
+JOIN base.records b ON b.record_type = 'visit' AND b.record_id = h.record_id
+JOIN record_json hj ON hj.file = h.file
+JOIN base.record_json bj ON bj.file = b.file
+WHERE h.record_type = 'visit' AND json(hj.json) IS NOT json(bj.json)

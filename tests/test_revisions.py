@@ -1,0 +1,281 @@
+"""Comparing two revisions of a real git repository: transitions, promotions, immutability."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from labnote_index.checks import load_checks
+from labnote_index.cli import cli
+
+from .conftest import SAMPLE_REPO, Repo
+
+TRANSITION_CHECKS = {c.id for c in load_checks("checks/transitions")}
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(root),
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.org",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> Repo:
+    """sample_repo committed as the base revision of a fresh git repository."""
+    root = tmp_path / "repo"
+    shutil.copytree(SAMPLE_REPO, root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "tag", "base")
+    return Repo(root, tmp_path / "head.db")
+
+
+def transition_findings(repo: Repo, *extra: str) -> list[dict]:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "check",
+            str(repo.root),
+            "--db",
+            str(repo.db_path),
+            "--base",
+            "base",
+            "--format",
+            "json",
+            *extra,
+        ],
+    )
+    assert result.exit_code in (0, 1), result.output
+    return [f for f in json.loads(result.stdout) if f["check"] in TRANSITION_CHECKS]
+
+
+P1 = "registry/packets/2026/20260903-maria-ops-retention-question.json"
+P5 = "registry/packets/2026/20260911-codex-web-benchmarks.json"
+P8 = "registry/packets/2026/20260915-maria-ops-archive-policy.json"
+R1 = "registry/responses/2026/20260903-claude-retention-survey.json"
+R2 = "registry/responses/2026/20260906-gemini-retention-summary.json"
+M1 = "registry/messages/answered/20260903-maria-ops-retention-kickoff.json"
+M7 = "registry/messages/open/20260912-gemini-late-reply.json"
+M8 = "registry/messages/archived/20260915-maria-ops-archive-notice.json"
+N1 = "registry/notifications/closed/20260903-claude-retention-relay.json"
+N3 = "registry/notifications/open/20260912-gemini-late-reply-relay.json"
+OLD = "registry/visitors/claude-20260601-0900-research-01.json"
+GEMINI = "registry/visitors/gemini-20260903-0800-summary-01.json"
+V1 = "registry/visits/2026/20260903-maria-ops-retention-question-visit.json"
+ARCHITECT = "docs/workflow/roles/architect/reports/retention-policy/packet-v001"
+RESEARCHER = "docs/workflow/roles/researcher/reports/retention-policy/packet-v002"
+
+
+def _promote(repo: Repo) -> str:
+    data = repo.load("registry/tags/proposed/retention.json")
+    data.update(
+        status="accepted",
+        accepted_by="maria-ops",
+        accepted_at="2026-09-20T09:00:00Z",
+        acceptance_basis="operator_approved_promotion",
+    )
+    (repo.root / "registry/tags/proposed/retention.json").unlink()
+    repo.save("registry/tags/accepted/retention.json", data)
+    return "registry/tags/accepted/retention.json"
+
+
+def _new_tag(repo: Repo, status: str, basis: str | None) -> str:
+    data = repo.load("registry/tags/accepted/evaluation.json")
+    data.update(tag_slug="fresh", status=status, acceptance_basis=basis)
+    if status != "accepted":
+        data.update(accepted_by=None, accepted_at=None)
+    rel = f"registry/tags/{status}/fresh.json"
+    repo.save(rel, data)
+    return rel
+
+
+def _delete(repo: Repo) -> str:
+    (repo.root / M7).unlink()
+    return M7
+
+
+def _edit_frozen_packet(repo: Repo) -> str:
+    repo.write(f"{ARCHITECT}/architecture.md", "# Architecture, rewritten after handoff\n")
+    return f"{ARCHITECT}/handoff.manifest.json"
+
+
+def _manifest_status(repo: Repo, packet: str, status: str) -> str:
+    return repo.edit(f"{packet}/handoff.manifest.json", status=status)
+
+
+ILLEGAL: list[tuple[str, Callable[[Repo], str]]] = [
+    ("status_transition", lambda r: r.edit(P1, status="new")),
+    ("status_transition", lambda r: r.edit(P8, status="new")),
+    ("status_transition", lambda r: r.edit(R1, status="pending_review")),
+    ("status_transition", lambda r: r.edit(M1, status="open")),
+    ("status_transition", lambda r: r.edit(M8, status="open")),
+    ("status_transition", lambda r: r.edit(N1, status="needed")),
+    ("status_transition", lambda r: r.edit(OLD, status="active")),
+    (
+        "status_transition",
+        lambda r: r.edit("registry/tags/deprecated/legacy-csv.json", status="proposed"),
+    ),
+    ("tag_promotion", _promote),
+    ("tag_created_accepted", lambda r: _new_tag(r, "accepted", "operator_approved_promotion")),
+    ("record_deleted", _delete),
+    ("record_moved", lambda r: r.move(P5, P5.replace("/2026/", "/2025/"))),
+    ("visit_changed", lambda r: r.edit(V1, notes="edited later")),
+    ("handoff_immutable", _edit_frozen_packet),
+    ("handoff_status_backwards", lambda r: _manifest_status(r, ARCHITECT, "draft")),
+]
+
+
+@pytest.mark.parametrize(
+    "check_id, change", ILLEGAL, ids=[f"{c}-{i}" for i, (c, _) in enumerate(ILLEGAL)]
+)
+def test_illegal_change_is_reported(history: Repo, check_id: str, change):
+    target = change(history)
+    found = transition_findings(history)
+    assert (check_id, target) in {(f["check"], f["file"]) for f in found}, found
+
+
+def test_every_transition_check_has_an_illegal_case():
+    assert {check_id for check_id, _ in ILLEGAL} == TRANSITION_CHECKS
+
+
+def test_legal_changes_are_not_reported(history: Repo):
+    history.edit(P5, status="in_review")
+    history.edit(R2, status="accepted", accepted_by="maria-ops", decision_at="2026-09-07T09:00:00Z")
+    history.edit(M7, status="acknowledged")
+    history.edit(N3, status="told_to_human")
+    history.edit(GEMINI, status="active")
+    history.edit("registry/tags/proposed/search-index.json", status="deprecated")
+    _new_tag(history, "proposed", None)
+    rel = history.move(M1, M1.replace("/answered/", "/closed/"))
+    history.edit(rel, status="closed")
+    _manifest_status(history, RESEARCHER, "ready_for_next_role")
+    history.write(
+        "registry/packets/2026/20260925-maria-ops-new-question.json",
+        (history.root / P1)
+        .read_text()
+        .replace("20260903-maria-ops-retention-question", "20260925-maria-ops-new-question"),
+    )
+    assert transition_findings(history) == []
+
+
+def test_supplied_tag_may_enter_accepted(history: Repo):
+    _new_tag(history, "accepted", "operator_supplied")
+    assert transition_findings(history) == []
+
+
+def test_base_is_read_from_git_objects_without_touching_the_tree(history: Repo):
+    history.edit(P1, status="new")
+    (history.root / M7).unlink()
+    status_before = git(history.root, "status", "--porcelain")
+    head_before = git(history.root, "rev-parse", "HEAD")
+    found = transition_findings(history)
+    assert {f["check"] for f in found} == {"status_transition", "record_deleted"}
+    assert git(history.root, "status", "--porcelain") == status_before
+    assert git(history.root, "rev-parse", "HEAD") == head_before
+    assert not (history.root / M7).exists()
+
+
+def test_head_revision_instead_of_working_tree(history: Repo):
+    history.edit(P1, status="new")
+    git(history.root, "commit", "-q", "-am", "reopen a packet")
+    history.edit(P1, status="answered")  # the working tree is fine again
+    assert transition_findings(history) == []
+    found = transition_findings(history, "--head", "HEAD")
+    assert [(f["check"], f["file"]) for f in found] == [("status_transition", P1)]
+
+
+def test_diff_lists_changes_record_by_record(history: Repo):
+    history.edit(P5, status="in_review")
+    history.edit(R2, tags=["retention"])  # drops the provenance tag
+    (history.root / M7).unlink()
+    rel = history.move(M1, M1.replace("/answered/", "/closed/"))
+    history.edit(rel, status="closed")
+    _manifest_status(history, RESEARCHER, "ready_for_next_role")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "diff",
+            str(history.root),
+            "--base",
+            "base",
+            "--db",
+            str(history.db_path),
+            "--format",
+            "json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    changes = {
+        (r["change"], r["record_id"], r["before"], r["after"]) for r in json.loads(result.stdout)
+    }
+    assert ("status", "20260911-codex-web-benchmarks", "new", "in_review") in changes
+    assert ("removed", "20260912-gemini-late-reply", "open", None) in changes
+    assert ("moved", "20260903-maria-ops-retention-kickoff", M1, rel) in changes
+    assert ("handoff status", RESEARCHER, "draft", "ready_for_next_role") in changes
+    assert ("edited", "20260906-gemini-retention-summary", None, None) in changes
+    text = CliRunner().invoke(
+        cli, ["diff", str(history.root), "--base", "base", "--db", str(history.db_path)]
+    )
+    assert "status             packet 20260911-codex-web-benchmarks: new -> in_review" in (
+        text.stdout
+    )
+
+
+def test_diff_shows_reference_changes(history: Repo):
+    history.edit(M7, reply_to="20260903-maria-ops-retention-kickoff")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "diff",
+            str(history.root),
+            "--base",
+            "base",
+            "--db",
+            str(history.db_path),
+            "--format",
+            "json",
+        ],
+    )
+    changes = {
+        (r["change"], r["field"], r["before"], r["after"]) for r in json.loads(result.stdout)
+    }
+    assert ("reference added", "reply_to", None, "20260903-maria-ops-retention-kickoff") in changes
+    assert ("reference removed", "reply_to", "20260911-maria-ops-summary-length", None) in changes
+
+
+def test_not_a_git_repository_is_a_usage_error(tmp_path: Path):
+    root = tmp_path / "plain"
+    shutil.copytree(SAMPLE_REPO, root)
+    result = CliRunner().invoke(
+        cli, ["check", str(root), "--db", str(tmp_path / "x.db"), "--base", "base"]
+    )
+    assert result.exit_code == 2
+    assert "git" in result.output and "Traceback" not in result.output
+
+
+def test_unknown_revision_is_a_usage_error(history: Repo):
+    result = CliRunner().invoke(
+        cli, ["check", str(history.root), "--db", str(history.db_path), "--base", "no-such-branch"]
+    )
+    assert result.exit_code == 2
+    assert "no-such-branch" in result.output
