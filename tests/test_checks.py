@@ -429,3 +429,14 @@ def test_readme_catalogues_are_generated_from_check_headers():
     readme = (SAMPLE_REPO.parent / "README.md").read_text()
     for marker, catalogue in README_CATALOGUES.items():
         assert readme_section(readme, marker) == catalogue_markdown(load_checks(catalogue))
+
+
+def test_clean_repository_of_a_few_thousand_records_has_no_findings(tmp_path: Path):
+    from bench.generate import generate
+    from labnote_index.importer import build_index
+
+    records = generate(tmp_path / "big", packets=600)
+    assert records > 2500
+    result = build_index(tmp_path / "big", tmp_path / "big.db")
+    assert sum(result.records.values()) == records
+    assert findings_of(sqlite_utils.Database(tmp_path / "big.db")) == []

@@ -152,3 +152,31 @@ def test_default_database_is_labnote_db_in_current_directory(tmp_path: Path, mon
     monkeypatch.chdir(tmp_path)
     assert run("build", SAMPLE_REPO).exit_code == 0
     assert (tmp_path / "labnote.db").is_file()
+
+
+def test_every_kind_of_bad_input_at_once_exits_zero_without_traceback(repo: Repo, tmp_path: Path):
+    import os
+
+    from .test_import import BAD_INPUTS
+
+    for name, (content, _) in BAD_INPUTS.items():
+        repo.write(f"registry/packets/2025/20250301-bad-{name}.json", content)
+    repo.write("registry/packets/2025/20250302-bom.json", b"\xef\xbb\xbf{}")
+    repo.write("registry/messages/open/common.json", '{"record_type": "common"}')
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}")
+    os.symlink(outside, repo.root / "registry/packets/2025/20250303-link.json")
+    with (repo.root / "registry/packets/2025/20250304-huge.json").open("wb") as handle:
+        handle.truncate(50 * 1024 * 1024)
+    result = run("build", repo.root, "--db", repo.db_path)
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    db = sqlite_utils.Database(repo.db_path)
+    assert db["packets"].count_where("valid") == 12  # every good record is still there
+    broken = db.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()[0]
+    assert broken == len(BAD_INPUTS) + 2  # the symlink and the huge file too
+    check = run("check", "--db", repo.db_path, "--format", "json")
+    assert check.exit_code == 1
+    files = {f["file"] for f in json.loads(check.stdout)}
+    assert "registry/packets/2025/20250303-link.json" in files
+    assert "registry/messages/open/common.json" in files
