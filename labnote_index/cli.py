@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -88,6 +89,22 @@ def _run_build(
         raise click.UsageError(str(exc)) from exc
     except OSError as exc:
         raise click.ClickException(f"cannot write the index {db_path}: {exc.strerror}") from exc
+
+
+@contextmanager
+def _revisions(
+    repo: Path, base: str, head: str | None, db_path: Path, full: bool = False
+) -> Iterator[Path]:
+    """Index the head (a revision, or the working tree) into db_path; yield a base index."""
+    try:
+        if head:
+            revisions.build_revision(repo, head, db_path, full=full)
+        else:
+            _run_build(repo, db_path, (), False, full)
+        with revisions.base_index(repo, base) as base_db:
+            yield base_db
+    except revisions.RevisionError as exc:
+        raise click.UsageError(str(exc)) from exc
 
 
 def _open_index(db_path: Path) -> sqlite_utils.Database:
@@ -189,15 +206,8 @@ def check(
             raise click.UsageError("--base (and --head) need REPO and --base")
         if files or enforce_layout:
             raise click.UsageError("--base compares whole revisions: no FILES or --enforce-layout")
-        try:
-            if head:
-                revisions.build_revision(repo, head, db_path, full=full)
-            else:
-                _run_build(repo, db_path, (), False, full)
-            with revisions.base_index(repo, base) as base_db:
-                revisions.check_transitions(db_path, base_db)
-        except revisions.RevisionError as exc:
-            raise click.UsageError(str(exc)) from exc
+        with _revisions(repo, base, head, db_path, full) as base_db:
+            revisions.check_transitions(db_path, base_db)
         db = sqlite_utils.Database(db_path)
     elif repo is not None:
         _run_build(repo, db_path, files, enforce_layout, full)
@@ -371,15 +381,8 @@ def diff_command(repo: Path, base: str, head: str | None, db_path: Path, fmt: st
     references added and removed, and other edits. The head is indexed into
     --db; the base is read from git objects without a checkout.
     """
-    try:
-        if head:
-            revisions.build_revision(repo, head, db_path)
-        else:
-            _run_build(repo, db_path, (), False)
-        with revisions.base_index(repo, base) as base_db:
-            rows = revisions.diff(db_path, base_db)
-    except revisions.RevisionError as exc:
-        raise click.UsageError(str(exc)) from exc
+    with _revisions(repo, base, head, db_path) as base_db:
+        rows = revisions.diff(db_path, base_db)
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2))
     else:

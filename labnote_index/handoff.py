@@ -17,6 +17,7 @@ from pydantic_core import PydanticCustomError
 
 from .formats import MANIFEST_STATUSES
 from .models import Problem, problem_from_error
+from .parse import as_text
 
 
 def _status(value: str) -> str:
@@ -134,12 +135,6 @@ def packet_location(packet_dir: str) -> dict[str, str | None]:
     return {"dir_role": None, "dir_milestone": None, "dir_packet_version": None}
 
 
-def _text(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    return json.dumps(value)
-
-
 def manifest_rows(manifest: str, data: dict[str, Any], valid: bool) -> dict[str, list[dict]]:
     """Rows for handoff_packets, handoff_documents and input_packets from one manifest."""
     packet_dir = manifest.rsplit("/", 1)[0] if "/" in manifest else ""
@@ -149,7 +144,7 @@ def manifest_rows(manifest: str, data: dict[str, Any], valid: bool) -> dict[str,
         "manifest": manifest,
         **packet_location(packet_dir),
         **{
-            k: _text(data.get(k))
+            k: as_text(data.get(k))
             for k in (
                 "role",
                 "milestone",
@@ -160,7 +155,7 @@ def manifest_rows(manifest: str, data: dict[str, Any], valid: bool) -> dict[str,
                 "summary",
             )
         },
-        "schema_version": _text(data.get("schema_version")),
+        "schema_version": as_text(data.get("schema_version")),
         "blocked": data.get("blocked"),
         "handoff_to": data.get("handoff_to", data.get("return_to")),
         **{k: data.get(k) for k in ("source_scopes", "open_questions", "required_confirmations")},
@@ -173,10 +168,10 @@ def manifest_rows(manifest: str, data: dict[str, Any], valid: bool) -> dict[str,
             {
                 "packet_dir": packet_dir,
                 "position": position,
-                "path": _text(doc.get("path")),
-                "type": _text(doc.get("type")),
+                "path": as_text(doc.get("path")),
+                "type": as_text(doc.get("type")),
                 "required": doc.get("required", True) is not False,
-                "description": _text(doc.get("description")),
+                "description": as_text(doc.get("description")),
             }
         )
     inputs = []
@@ -186,7 +181,7 @@ def manifest_rows(manifest: str, data: dict[str, Any], valid: bool) -> dict[str,
             {
                 "consumer": packet_dir,
                 "position": position,
-                **{k: _text(entry.get(k)) for k in InputPacket.model_fields},
+                **{k: as_text(entry.get(k)) for k in InputPacket.model_fields},
                 "extra": json.dumps(extra_entry) if extra_entry else None,
             }
         )
@@ -199,16 +194,16 @@ def lock_rows(lock: str, data: dict[str, Any]) -> dict[str, list[dict]]:
     row = {
         "lock_file": lock,
         "packet_dir": packet_dir,
-        **{k: _text(data.get(k)) for k in ("role", "milestone", "packet_version", "status")},
-        "schema_version": _text(data.get("schema_version")),
+        **{k: as_text(data.get(k)) for k in ("role", "milestone", "packet_version", "status")},
+        "schema_version": as_text(data.get("schema_version")),
         "extra": json.dumps(extra) if extra else None,
     }
     files = [
         {
             "lock_file": lock,
             "packet_dir": packet_dir,
-            "path": _text(entry.get("path")),
-            "recorded_sha256": _text(entry.get("sha256")),
+            "path": as_text(entry.get("path")),
+            "recorded_sha256": as_text(entry.get("sha256")),
         }
         for entry in _objects(data.get("files"))
     ]

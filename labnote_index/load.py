@@ -28,7 +28,7 @@ from .formats import (
     visit_packet_id,
 )
 from .models import MODELS, validate
-from .parse import ParsedFile, read_record_file
+from .parse import ParsedFile, as_text, read_record_file
 
 # Rows held before they are written: enough to keep sqlite-utils calls few,
 # few enough that memory does not grow with the repository.
@@ -59,7 +59,6 @@ class FileLoader:
 
     def __init__(self, sandbox: Sandbox, enforce_layout: bool) -> None:
         self.sandbox = sandbox
-        self.repo = sandbox.root
         self.enforce_layout = enforce_layout
 
     def load(self, found: DiscoveredFile, rows: Rows) -> None:
@@ -132,7 +131,7 @@ class FileLoader:
         record_id = None
         if data is not None:
             rt, raw_type = self._record_type(path, data, legacy)
-            file_row["record_type"] = rt.name if rt else _text(raw_type)
+            file_row["record_type"] = rt.name if rt else as_text(raw_type)
             if rt is None:
                 problems.append(
                     (
@@ -145,7 +144,7 @@ class FileLoader:
             else:
                 data = _map_legacy(rt, data, legacy)
                 data.setdefault("record_type", rt.name)  # inferred for a legacy record
-                record_id = _text(data.get(rt.id_field))
+                record_id = as_text(data.get(rt.id_field))
                 problems.extend((p.field, p.error_type, p.message) for p in validate(rt.name, data))
         self._add_problems(
             path, rt.name if rt else file_row["record_type"], record_id, problems, rows
@@ -216,15 +215,15 @@ class FileLoader:
     ) -> None:
         parts = path.split("/")
         in_registry = parts[0] == "registry"
-        artifact_path = _text(data.get(rt.artifact_field)) if rt.artifact_field else None
+        artifact_path = as_text(data.get(rt.artifact_field)) if rt.artifact_field else None
         rows.add(
             "records",
             {
                 "file": path,
                 "record_type": rt.name,
                 "record_id": record_id,
-                "created_at": _text(data.get("created_at")),
-                "status": _text(data.get("status")),
+                "created_at": as_text(data.get("created_at")),
+                "status": as_text(data.get("status")),
                 "artifact_field": rt.artifact_field,
                 "artifact_path": artifact_path,
                 "valid": valid,
@@ -259,7 +258,7 @@ class FileLoader:
                     rows.add("tag_uses", {**source, "position": position, "tag_slug": slug})
         if rt.name in PROVENANCE_TYPES and isinstance(data.get("source_refs"), list):
             for position, ref in enumerate(data["source_refs"]):
-                rows.add("source_refs", {**source, "position": position, "ref": _text(ref)})
+                rows.add("source_refs", {**source, "position": position, "ref": as_text(ref)})
 
 
 def _map_legacy(
@@ -300,10 +299,3 @@ def _reference_fields(record_type: str) -> Iterable[tuple[str, bool]]:
 def _outside(path: str) -> bool:
     """A named path that leaves the repository before any symlink is looked at."""
     return path.startswith("/") or ".." in path.split("/")
-
-
-def _text(value: Any) -> str | None:
-    """A value as text for an ID-like column: strings as they are, others as JSON."""
-    if value is None or isinstance(value, str):
-        return value
-    return json.dumps(value)

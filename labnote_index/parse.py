@@ -139,3 +139,10 @@ def _json_kind(value: Any) -> str:
     if value is None:
         return "null"
     return "a number"
+
+
+def as_text(value: Any) -> str | None:
+    """A value for a text column: strings as they are, anything else as JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)

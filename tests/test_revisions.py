@@ -204,6 +204,11 @@ def test_head_revision_instead_of_working_tree(history: Repo):
     assert [(f["check"], f["file"]) for f in found] == [("status_transition", P1)]
 
 
+def run_diff(repo: Repo, *extra: str):
+    args = ["diff", str(repo.root), "--base", "base", "--db", str(repo.db_path), *extra]
+    return CliRunner().invoke(cli, args)
+
+
 def test_diff_lists_changes_record_by_record(history: Repo):
     history.edit(P5, status="in_review")
     history.edit(R2, tags=["retention"])  # drops the provenance tag
@@ -211,19 +216,7 @@ def test_diff_lists_changes_record_by_record(history: Repo):
     rel = history.move(M1, M1.replace("/answered/", "/closed/"))
     history.edit(rel, status="closed")
     _manifest_status(history, RESEARCHER, "ready_for_next_role")
-    result = CliRunner().invoke(
-        cli,
-        [
-            "diff",
-            str(history.root),
-            "--base",
-            "base",
-            "--db",
-            str(history.db_path),
-            "--format",
-            "json",
-        ],
-    )
+    result = run_diff(history, "--format", "json")
     assert result.exit_code == 0, result.output
     changes = {
         (r["change"], r["record_id"], r["before"], r["after"]) for r in json.loads(result.stdout)
@@ -243,19 +236,7 @@ def test_diff_lists_changes_record_by_record(history: Repo):
 
 def test_diff_shows_reference_changes(history: Repo):
     history.edit(M7, reply_to="20260903-maria-ops-retention-kickoff")
-    result = CliRunner().invoke(
-        cli,
-        [
-            "diff",
-            str(history.root),
-            "--base",
-            "base",
-            "--db",
-            str(history.db_path),
-            "--format",
-            "json",
-        ],
-    )
+    result = run_diff(history, "--format", "json")
     changes = {
         (r["change"], r["field"], r["before"], r["after"]) for r in json.loads(result.stdout)
     }
