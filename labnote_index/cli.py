@@ -32,6 +32,12 @@ def _db_option(func):
     )(func)
 
 
+def _format_option(choices: list[str], help: str | None = None):
+    return click.option(
+        "--format", "fmt", type=click.Choice(choices), default="text", show_default=True, help=help
+    )
+
+
 def _build_options(func):
     func = click.argument("files", nargs=-1, type=str)(func)
     func = click.option(
@@ -152,13 +158,9 @@ def build(
 @cli.command()
 @click.argument("repo", required=False, type=click.Path(file_okay=False, path_type=Path))
 @_db_option
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "github"]),
-    default="text",
-    show_default=True,
-    help="text groups findings by file; json prints an array of finding objects; "
+@_format_option(
+    ["text", "json", "github"],
+    "text groups findings by file; json prints an array of finding objects; "
     "github prints GitHub Actions ::error/::warning annotations.",
 )
 @click.option(
@@ -232,13 +234,7 @@ def check(
 @cli.command()
 @click.argument("repo", required=False, type=click.Path(file_okay=False, path_type=Path))
 @_db_option
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "csv"]),
-    default="text",
-    show_default=True,
-)
+@_format_option(["text", "json", "csv"])
 def orphans(repo: Path | None, db_path: Path, fmt: str) -> None:
     """List every reference whose target does not exist, grouped by field.
 
@@ -260,13 +256,7 @@ def orphans(repo: Path | None, db_path: Path, fmt: str) -> None:
 
 
 @cli.command(name="checks")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "markdown"]),
-    default="text",
-    show_default=True,
-)
+@_format_option(["text", "markdown"])
 def list_checks(fmt: str) -> None:
     """List the check catalogue: id, severity, what each check protects, how to repair."""
     catalogue = checks.load_checks()
@@ -287,9 +277,7 @@ def list_checks(fmt: str) -> None:
     show_default=True,
     help="up: where it came from; down: what came from it.",
 )
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@_format_option(["text", "json"])
 def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
     """The provenance tree of a record or handoff packet, from the index.
 
@@ -371,9 +359,7 @@ def views_command(repo: Path, db_path: Path, check_only: bool, out: Path | None)
 @click.option("--base", metavar="REV", required=True, help="The git revision to compare with.")
 @click.option("--head", metavar="REV", help="The revision to compare (default: the working tree).")
 @_db_option
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@_format_option(["text", "json"])
 def diff_command(repo: Path, base: str, head: str | None, db_path: Path, fmt: str) -> None:
     """What changed between two revisions, record by record, for reviewers.
 
