@@ -35,7 +35,7 @@ from .load import BATCH_SIZE, FileLoader, Rows
 from .schema import create_indexes, create_tables, resolve_references
 
 # Bump when the tables change: an index of another format is rebuilt in full.
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 
 Progress = Callable[[int], None]
 

@@ -326,6 +326,8 @@ def _create_handoff_tables(db: sqlite_utils.Database) -> None:
 
 def create_indexes(db: sqlite_utils.Database) -> None:
     """Indexes on every join column; built after the bulk load, which is faster."""
+    db["files"].create_index(["kind"])
+    db["files"].create_index(["error"])
     db["records"].create_index(["record_id", "record_type"])
     db["records"].create_index(["record_type", "status"])
     db["records"].create_index(["artifact_path"])
@@ -337,6 +339,7 @@ def create_indexes(db: sqlite_utils.Database) -> None:
     db["refs"].create_index(["field"])
     db["tag_uses"].create_index(["source_file"])
     db["tag_uses"].create_index(["tag_slug"])
+    db["tag_uses"].create_index(["tag_file"])
     db["source_refs"].create_index(["source_file"])
     db["validation_errors"].create_index(["file"])
     db["validation_errors"].create_index(["error_type"])
