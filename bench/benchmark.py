@@ -54,6 +54,15 @@ def run(args: list[str]) -> Measure:
     return Measure(seconds, usage.ru_maxrss / 1024, output)  # ru_maxrss is in KiB on Linux
 
 
+def warm(repo: Path) -> None:
+    """Read every file of the repository once."""
+    for top, _, files in os.walk(repo):
+        for name in files:
+            with open(os.path.join(top, name), "rb") as handle:
+                while handle.read(1 << 20):
+                    pass
+
+
 def touch_one_record(repo: Path) -> Path:
     path = sorted((repo / "registry" / "packets").rglob("*.json"))[len(os.listdir(repo)) % 7]
     data = json.loads(path.read_text())
@@ -68,13 +77,17 @@ def bench(packets: int, work: Path) -> dict[str, Measure | int]:
     db = work / f"index-{packets}.db"
     py = sys.executable
     cli = [py, "-m", "labnote_index"]
-    run([py, str(HERE / "steps.py"), "floor", str(repo)])  # warm the page cache
+    # Every step reads from a warm page cache, with nothing left to write back:
+    # the generator's writes would otherwise slow whichever step comes first.
+    os.sync()
+    warm(repo)
     results: dict[str, Measure | int] = {"records": records}
     results["floor"] = run([py, str(HERE / "steps.py"), "floor", str(repo)])
     steps = [py, str(HERE / "steps.py")]
     results["reference"] = run([*steps, "jsonschema-per-file", str(repo), str(SCHEMAS)])
     results["jsonschema"] = run([*steps, "jsonschema", str(repo), str(SCHEMAS)])
     results["full"] = run([*cli, "check", str(repo), "--db", str(db), "--format", "json"])
+    os.sync()  # the new index is on disk before the incremental build copies it
     findings = json.loads(results["full"].output)  # type: ignore[union-attr]
     if findings:
         raise SystemExit(f"the generated repository should be clean: {findings[:3]}")
