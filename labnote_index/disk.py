@@ -8,7 +8,6 @@ target lies outside is reported, not read.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 import sqlite_utils
 
 from .models import SAFE_PATH_RE
+from .parse import hash_file
 
 # Artifact bodies above this size are accounted for (size, hash) but not stored.
 MAX_ARTIFACT_BODY = 1024 * 1024
@@ -65,23 +65,6 @@ def lstat_key(path: Path | str) -> tuple[int, int, bool] | None:
     return st.st_size, st.st_mtime_ns, stat.S_ISLNK(st.st_mode)
 
 
-def hash_file(path: Path | str, keep_text: bool = False) -> tuple[int, str, bytes | None]:
-    """Size, sha256 and (when asked and small enough) the content, in one read."""
-    digest = hashlib.sha256()
-    size = 0
-    kept = bytearray() if keep_text else None
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-            size += len(chunk)
-            if kept is not None:
-                if size <= MAX_ARTIFACT_BODY:
-                    kept += chunk
-                else:
-                    kept = None
-    return size, digest.hexdigest(), bytes(kept) if kept is not None else None
-
-
 def artifact_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
     row: dict[str, Any] = {"path": path, "status": None, "size": None, "mtime_ns": None}
     row.update(sha256=None, body=None)
@@ -100,8 +83,8 @@ def artifact_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
         row["status"] = "missing" if not os.path.exists(full) else "not_a_file"
     else:
         row["status"] = "ok"
-        keep = path.endswith(TEXT_SUFFIXES)
-        row["size"], row["sha256"], content = hash_file(full, keep_text=keep)
+        keep = MAX_ARTIFACT_BODY if path.endswith(TEXT_SUFFIXES) else 0
+        row["size"], row["sha256"], content = hash_file(full, keep_up_to=keep)
         if content is not None:
             row["body"] = content.decode("utf-8", errors="replace")
     return row

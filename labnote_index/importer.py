@@ -119,9 +119,11 @@ def build_index(
     incremental = not full and not files and _same_settings(db_path, settings)
     found = named_files(files) if files else list(discover(repo))
     with _atomic_database(db_path, start_from=db_path if incremental else None) as db:
+        changed = None  # the files read again or removed, on an incremental build
         if incremental:
             to_read, removed = _changes(db, sandbox, found)
-            _forget(db, [f.path for f in to_read] + removed)
+            changed = [f.path for f in to_read] + removed
+            _forget(db, changed)
         else:
             create_tables(db)
             to_read, removed = found, []
@@ -140,7 +142,7 @@ def build_index(
         refresh_packet_files(db, sandbox)
         if not incremental:
             create_indexes(db)
-        resolve_references(db, [f.path for f in to_read] + removed if incremental else None)
+        resolve_references(db, changed)
         db["generated_views"].delete_where()
         # Views describe the whole registry, not a chosen few files; they are
         # worked out only for a repository that commits them (to find stale ones).
@@ -157,14 +159,16 @@ def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:
     """Whether an existing index was built from the same repository, the same way."""
     if not db_path.is_file():
         return False
+    db = sqlite_utils.Database(db_path)
     try:
-        db = sqlite_utils.Database(db_path)
         if "build_info" not in db.table_names():
             return False
         row = db["build_info"].get("settings")
         return json.loads(row["value"]) == settings
     except Exception:  # not an index, or a damaged one: build it again in full
         return False
+    finally:
+        db.close()
 
 
 def _changes(

@@ -16,7 +16,7 @@ import sqlite_utils
 
 from . import handoff
 from .discover import DiscoveredFile
-from .disk import Sandbox, hash_file, lstat_key
+from .disk import Sandbox, lstat_key
 from .formats import (
     LEGACY_FIELDS,
     PROVENANCE_TYPES,
@@ -28,7 +28,7 @@ from .formats import (
     visit_packet_id,
 )
 from .models import MODELS, validate
-from .parse import ParsedFile, as_text, read_record_file
+from .parse import ParsedFile, as_text, hash_file, read_record_file
 
 # Rows held before they are written: enough to keep sqlite-utils calls few,
 # few enough that memory does not grow with the repository.

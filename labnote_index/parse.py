@@ -42,15 +42,21 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON (JSON has no NaN or Infinity)")
 
 
-def sha256_of(path: Path | str) -> tuple[int, str]:
-    """Size and sha256 of a file, read in chunks."""
+def hash_file(path: Path | str, keep_up_to: int = 0) -> tuple[int, str, bytes | None]:
+    """Size and sha256 of a file, read in chunks; its content too when it is no
+    bigger than ``keep_up_to`` bytes (otherwise None)."""
     digest = hashlib.sha256()
     size = 0
+    kept: bytearray | None = bytearray() if keep_up_to else None
     with open(path, "rb") as handle:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
             size += len(chunk)
-    return size, digest.hexdigest()
+            if kept is not None and size <= keep_up_to:
+                kept += chunk
+            else:
+                kept = None
+    return size, digest.hexdigest(), bytes(kept) if kept is not None else None
 
 
 def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, str]], str]:
@@ -106,7 +112,7 @@ def read_record_file(path: Path | str, size: int | None = None) -> ParsedFile:
     """
     size = os.stat(path).st_size if size is None else size
     if size > MAX_RECORD_BYTES:
-        size, digest = sha256_of(path)  # in chunks, never whole in memory
+        size, digest, _ = hash_file(path)  # in chunks, never whole in memory
         return ParsedFile(
             size=size,
             sha256=digest,
