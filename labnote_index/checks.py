@@ -70,8 +70,11 @@ def load_checks(catalogue: str = "checks") -> list[Check]:
     return [parse_check(name[: -len(".sql")], text) for name, text in found]
 
 
-def run_checks(db: sqlite_utils.Database, checks: list[Check] | None = None) -> int:
-    """Run the catalogue and (re)write the ``findings`` table. Returns the finding count."""
+def run_checks(
+    db: sqlite_utils.Database, checks: list[Check] | None = None, replace: bool = True
+) -> int:
+    """Run the catalogue and write the ``findings`` table (anew, or adding to it when
+    ``replace`` is false). Returns the number of findings written."""
     checks = load_checks() if checks is None else checks
     findings: list[dict[str, Any]] = []
     for check in checks:
@@ -89,24 +92,25 @@ def run_checks(db: sqlite_utils.Database, checks: list[Check] | None = None) -> 
                 }
             )
     with db.atomic():
-        db["findings"].drop(ignore=True)
-        db["findings"].create(
-            {"id": int, **{key: str for key in FINDING_KEYS}},
-            pk="id",
-        )
+        if replace or "findings" not in db.table_names():
+            db["findings"].drop(ignore=True)
+            db["findings"].create({"id": int, **{key: str for key in FINDING_KEYS}}, pk="id")
+            db["findings"].create_index(["file"])
+            db["findings"].create_index(["check"])
         db["findings"].insert_all(findings, batch_size=1000)
-        db["findings"].create_index(["file"])
-        db["findings"].create_index(["check"])
     return len(findings)
 
 
-def findings(db: sqlite_utils.Database, fail_on: str | None = None) -> list[dict[str, Any]]:
-    """The findings of an index, errors first, then by file; optionally at or above a severity."""
-    severities = SEVERITIES if fail_on is None else SEVERITIES[: SEVERITIES.index(fail_on) + 1]
-    placeholders = ", ".join("?" for _ in severities)
+def findings(db: sqlite_utils.Database) -> list[dict[str, Any]]:
+    """The findings of an index, errors first, then by file."""
     sql = (
         f"SELECT {', '.join(f'[{k}]' for k in FINDING_KEYS)} FROM findings "
-        f"WHERE severity IN ({placeholders}) "
         "ORDER BY severity = 'warning', file, [check], field, record_id"
     )
-    return list(db.query(sql, list(severities)))
+    return list(db.query(sql))
+
+
+def fails(found: list[dict[str, Any]], fail_on: str) -> bool:
+    """Whether any finding is at or above the severity ``fail_on`` (error > warning)."""
+    failing = SEVERITIES[: SEVERITIES.index(fail_on) + 1]
+    return any(f["severity"] in failing for f in found)

@@ -227,8 +227,7 @@ def check(
             click.echo(report.findings_github(found))
     else:
         click.echo(report.findings_text(found))
-    failing = checks.findings(db, fail_on=fail_on)
-    sys.exit(EXIT_FOUND if failing else EXIT_OK)
+    sys.exit(EXIT_FOUND if checks.fails(found, fail_on) else EXIT_OK)
 
 
 @cli.command()
