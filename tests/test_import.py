@@ -380,3 +380,27 @@ def test_sample_repo_is_untouched_by_indexing(tmp_path: Path):
     build_index(SAMPLE_REPO, tmp_path / "s.db")
     after = {p: p.stat().st_mtime_ns for p in SAMPLE_REPO.rglob("*") if p.is_file()}
     assert before == after
+
+
+@pytest.mark.parametrize(
+    "pattern, legacy, canonical",
+    [
+        ("registry/packets/*/*.json", "target_ai", "target_session"),
+        ("registry/responses/*/*.json", "responding_ai", "responding_session"),
+        ("registry/visitors/*.json", "visitor_family", "session_family"),
+        ("registry/messages/*/*.json", "date", "created_at"),
+    ],
+)
+def test_each_legacy_spelling_is_indexed_under_its_canonical_column(
+    repo: Repo, pattern: str, legacy: str, canonical: str
+):
+    rel = repo.first(pattern)
+    data = repo.load(rel)
+    data[legacy] = data.pop(canonical)
+    repo.save(rel, data)
+    db = repo.index()
+    table = db["records"].get(rel)["record_type"] + "s"
+    assert db[table].get(rel)[canonical] == data[legacy]
+    rows = list(db.query("SELECT legacy_field, canonical_field FROM legacy_fields"))
+    assert rows == [{"legacy_field": legacy, "canonical_field": canonical}]
+    assert [f["check"] for f in findings_of(db)] == ["legacy_spelling"]
