@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +28,14 @@ from .formats import (
 )
 from .models import MODELS, validate
 from .parse import ParsedFile, as_text, hash_file, read_record_file
+
+# Per record type, worked out once: its columns, and its reference fields with
+# whether each holds a list of IDs (derivative_of names two target types).
+COLUMNS = {name: list(model.model_fields) for name, model in MODELS.items()}
+REFERENCE_FIELDS = {
+    name: list(dict.fromkeys((r.field, r.many) for r in REFERENCE_RULES if r.source_type == name))
+    for name in RECORD_TYPES
+}
 
 # Rows held before they are written: enough to keep sqlite-utils calls few,
 # few enough that memory does not grow with the repository.
@@ -234,14 +241,14 @@ class FileLoader:
                 "stem": parts[-1][: -len(".json")] if parts[-1].endswith(".json") else parts[-1],
             },
         )
-        columns = _columns(rt.name)
+        columns = COLUMNS[rt.name]
         table_row = {"file": path, **{c: data.get(c) for c in columns}}
         extra = {k: v for k, v in data.items() if k not in columns}
         table_row["extra"] = json.dumps(extra, ensure_ascii=False) if extra else None
         table_row["valid"] = valid
         rows.add(rt.table, table_row)
         source = {"source_file": path, "source_type": rt.name, "source_id": record_id}
-        for field_name, many in _reference_fields(rt.name):
+        for field_name, many in REFERENCE_FIELDS[rt.name]:
             value = data.get(field_name)
             if field_name == "visit_id":
                 value = visit_packet_id(value) if isinstance(value, str) else None
@@ -284,16 +291,6 @@ def _map_legacy(
             }
         )
     return mapped
-
-
-def _columns(record_type: str) -> list[str]:
-    return list(MODELS[record_type].model_fields)
-
-
-def _reference_fields(record_type: str) -> Iterable[tuple[str, bool]]:
-    return dict.fromkeys(
-        (rule.field, rule.many) for rule in REFERENCE_RULES if rule.source_type == record_type
-    )
 
 
 def _outside(path: str) -> bool:

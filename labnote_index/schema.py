@@ -7,6 +7,8 @@ did not resolve is an orphan, which the checks find with plain SQL.
 
 from __future__ import annotations
 
+import json
+
 import sqlite_utils
 
 from .formats import (
@@ -413,41 +415,67 @@ def _create_format_tables(db: sqlite_utils.Database) -> None:
     )
 
 
-RESOLVE_SQL = [
+# Each relationship's resolution, and (second) which of its rows an incremental
+# build looks up again; :changed is the JSON list of files read again or removed.
+RESOLVE = [
     # A reference resolves to a record of an allowed type with that ID; of
     # duplicates, the first file in path order (duplicates are their own finding).
-    """
-    UPDATE refs SET target_file = (
-        SELECT min(r.file) FROM records r
-        JOIN reference_rules rule ON rule.target_type = r.record_type
-        WHERE rule.source_type = refs.source_type AND rule.field = refs.field
-          AND r.record_id = refs.target_id
-    )
-    """,
-    """
-    UPDATE tag_uses SET tag_file = (
-        SELECT min(r.file) FROM records r
-        WHERE r.record_type = 'tag' AND r.record_id = tag_uses.tag_slug
-    )
-    """,
-    # An input_packets entry names its upstream by manifest path.
-    """
-    UPDATE input_packets SET upstream = (
-        SELECT p.packet_dir FROM handoff_packets p WHERE p.manifest = input_packets.manifest
-    )
-    """,
-    """
-    UPDATE handoff_documents SET ([exists], sha256) = (
-        SELECT count(f.id) > 0, min(f.sha256) FROM handoff_files f
-        WHERE f.packet_dir = handoff_documents.packet_dir AND f.path = handoff_documents.path
-    )
-    """,
-    """
-    UPDATE locked_files SET current_sha256 = (
-        SELECT f.sha256 FROM handoff_files f
-        WHERE f.packet_dir = locked_files.packet_dir AND f.path = locked_files.path
-    )
-    """,
+    (
+        """
+        UPDATE refs SET target_file = (
+            SELECT min(r.file) FROM records r
+            JOIN reference_rules rule ON rule.target_type = r.record_type
+            WHERE rule.source_type = refs.source_type AND rule.field = refs.field
+              AND r.record_id = refs.target_id
+        )
+        """,
+        """
+        target_file IS NULL OR target_file IN (SELECT value FROM json_each(:changed))
+        OR target_id IN (SELECT r.record_id FROM records r
+                         WHERE r.file IN (SELECT value FROM json_each(:changed)))
+        """,
+    ),
+    (
+        """
+        UPDATE tag_uses SET tag_file = (
+            SELECT min(r.file) FROM records r
+            WHERE r.record_type = 'tag' AND r.record_id = tag_uses.tag_slug
+        )
+        """,
+        """
+        tag_file IS NULL OR tag_file IN (SELECT value FROM json_each(:changed))
+        OR tag_slug IN (SELECT r.record_id FROM records r
+                        WHERE r.file IN (SELECT value FROM json_each(:changed)))
+        """,
+    ),
+    # An input_packets entry names its upstream by manifest path. Handoff
+    # tables are small: they are resolved in full every time.
+    (
+        """
+        UPDATE input_packets SET upstream = (
+            SELECT p.packet_dir FROM handoff_packets p WHERE p.manifest = input_packets.manifest
+        )
+        """,
+        None,
+    ),
+    (
+        """
+        UPDATE handoff_documents SET ([exists], sha256) = (
+            SELECT count(f.id) > 0, min(f.sha256) FROM handoff_files f
+            WHERE f.packet_dir = handoff_documents.packet_dir AND f.path = handoff_documents.path
+        )
+        """,
+        None,
+    ),
+    (
+        """
+        UPDATE locked_files SET current_sha256 = (
+            SELECT f.sha256 FROM handoff_files f
+            WHERE f.packet_dir = locked_files.packet_dir AND f.path = locked_files.path
+        )
+        """,
+        None,
+    ),
 ]
 
 
@@ -459,28 +487,8 @@ def resolve_references(db: sqlite_utils.Database, changed: list[str] | None = No
     (unresolved ones, ones into a changed file, ones naming an ID a changed
     file now holds). The rest cannot have moved.
     """
-    if changed is None:
-        for sql in RESOLVE_SQL:
+    for sql, again in RESOLVE:
+        if changed is None or again is None:
             db.execute(sql)
-        return
-    db.execute("CREATE TEMP TABLE IF NOT EXISTS changed_files (file TEXT PRIMARY KEY)")
-    db.execute("DELETE FROM changed_files")
-    db.conn.executemany(
-        "INSERT OR IGNORE INTO changed_files VALUES (?)", [(path,) for path in changed]
-    )
-    for sql, where in zip(RESOLVE_SQL, RESOLVE_AGAIN, strict=True):
-        db.execute(sql + " WHERE " + where)
-
-
-# Which rows of each RESOLVE_SQL statement an incremental build looks up again.
-RESOLVE_AGAIN = [
-    """target_file IS NULL OR target_file IN (SELECT file FROM changed_files)
-       OR target_id IN (SELECT r.record_id FROM records r
-                        JOIN changed_files c ON c.file = r.file)""",
-    """tag_file IS NULL OR tag_file IN (SELECT file FROM changed_files)
-       OR tag_slug IN (SELECT r.record_id FROM records r
-                       JOIN changed_files c ON c.file = r.file)""",
-    "1",
-    "1",
-    "1",
-]
+        else:
+            db.execute(f"{sql} WHERE {again}", {"changed": json.dumps(changed)})
