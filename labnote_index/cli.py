@@ -338,7 +338,7 @@ def views_command(repo: Path, db_path: Path, check_only: bool, out: Path | None)
     byte for byte in the reference generator's format (VIEWS.md).
     """
     _run_build(repo, db_path, (), False)
-    generated = views.render_views(sqlite_utils.Database(db_path))
+    generated = views.current_views(sqlite_utils.Database(db_path))
     out = out or repo / "registry"
     if check_only:
         stale = views.stale_views(generated, out)

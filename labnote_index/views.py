@@ -129,6 +129,15 @@ def render_views(db: sqlite_utils.Database) -> dict[str, str]:
     return views
 
 
+def current_views(db: sqlite_utils.Database) -> dict[str, str]:
+    """The views as the records say they should be: those the build stored (for a
+    repository that commits views), rendered now otherwise."""
+    stored = {
+        r["path"]: r["content"] for r in db.query("SELECT path, content FROM generated_views")
+    }
+    return stored or render_views(db)
+
+
 def store_views(db: sqlite_utils.Database) -> None:
     """Record the views the repository should have, for the stale-view check."""
     db["generated_views"].insert_all(
