@@ -26,6 +26,11 @@ class DiscoveredFile:
     stat: tuple[int, int, bool] | None = None
 
 
+def parent_dir(path: str) -> str:
+    """The directory of a repository-relative path ("" at the root)."""
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
 def classify(path: str) -> str:
     """The kind of a repository-relative path."""
     name = path.rsplit("/", 1)[-1]

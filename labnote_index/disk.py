@@ -15,8 +15,10 @@ from typing import Any
 
 import sqlite_utils
 
+from .discover import parent_dir
 from .models import SAFE_PATH_RE
 from .parse import hash_file
+from .schema import delete_in
 
 # Artifact bodies above this size are accounted for (size, hash) but not stored.
 MAX_ARTIFACT_BODY = 1024 * 1024
@@ -48,7 +50,7 @@ class Sandbox:
         ``is_link`` says whether the path itself is a symlink, when the caller
         has looked already.
         """
-        if not self.dir_inside(rel.rsplit("/", 1)[0] if "/" in rel else ""):
+        if not self.dir_inside(parent_dir(rel)):
             return False
         full = self.path(rel)
         if os.path.islink(full) if is_link is None else is_link:
@@ -102,14 +104,19 @@ def refresh_artifacts(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
             "SELECT DISTINCT artifact_path FROM records WHERE artifact_path IS NOT NULL"
         )
     ]
-    fresh = []
+    todo, stale = [], []
     for path in named:
         before = stored.pop(path, None)
-        if before is None or not _unchanged(sandbox, path, *before):
-            fresh.append(artifact_row(sandbox, path))
-    _delete(db, "artifacts", "path", list(stored))
-    _delete(db, "artifacts", "path", [r["path"] for r in fresh])
-    db["artifacts"].insert_all(fresh, batch_size=500)
+        if before is None:
+            todo.append(path)
+        elif not _unchanged(sandbox, path, *before):
+            todo.append(path)
+            stale.append(path)
+    delete_in(db, "artifacts", "path", list(stored) + stale)  # gone, or to be read again
+    # Bodies are written as they are read, a batch at a time: never all in memory.
+    for start in range(0, len(todo), 500):
+        batch = [artifact_row(sandbox, path) for path in todo[start : start + 500]]
+        db["artifacts"].insert_all(batch, batch_size=500)
 
 
 def _unchanged(sandbox: Sandbox, path: str, size: int, mtime_ns: int, status: str) -> bool:
@@ -127,7 +134,7 @@ def _unchanged(sandbox: Sandbox, path: str, size: int, mtime_ns: int, status: st
 def packet_dirs(db: sqlite_utils.Database) -> list[str]:
     """Directories holding a handoff manifest or a packet lock."""
     paths = db.query("SELECT path FROM files WHERE kind IN ('handoff_manifest', 'packet_lock')")
-    return sorted({p["path"].rsplit("/", 1)[0] if "/" in p["path"] else "" for p in paths})
+    return sorted({parent_dir(p["path"]) for p in paths})
 
 
 def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
@@ -136,7 +143,7 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
         (r["packet_dir"], r["path"]): (r["size"], r["mtime_ns"])
         for r in db.query("SELECT packet_dir, path, size, mtime_ns FROM handoff_files")
     }
-    fresh, keep = [], set()
+    fresh, keep, changed = [], set(), []
 
     def walk(directory: str, packet_dir: str, rel_top: str) -> None:
         with os.scandir(directory) as entries:
@@ -153,6 +160,8 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
                 keep.add(key)
                 if stored.get(key) == (st.st_size, st.st_mtime_ns):
                     continue
+                if key in stored:
+                    changed.append(key)
                 size, digest, _ = hash_file(entry.path)
                 fresh.append(
                     {
@@ -167,14 +176,6 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
     for packet_dir in packet_dirs(db):
         if os.path.isdir(sandbox.path(packet_dir)) and sandbox.dir_inside(packet_dir):
             walk(sandbox.path(packet_dir), packet_dir, "")
-    gone = [k for k in stored if k not in keep] + [(r["packet_dir"], r["path"]) for r in fresh]
-    for packet_dir, rel in gone:
+    for packet_dir, rel in [k for k in stored if k not in keep] + changed:
         db.execute("DELETE FROM handoff_files WHERE packet_dir = ? AND path = ?", [packet_dir, rel])
     db["handoff_files"].insert_all(fresh, batch_size=500)
-
-
-def _delete(db: sqlite_utils.Database, table: str, column: str, values: list[Any]) -> None:
-    for start in range(0, len(values), 500):
-        chunk = values[start : start + 500]
-        marks = ", ".join("?" for _ in chunk)
-        db.execute(f"DELETE FROM [{table}] WHERE [{column}] IN ({marks})", chunk)

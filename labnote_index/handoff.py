@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
+from .discover import parent_dir
 from .formats import MANIFEST_STATUSES
 from .models import Problem, problem_from_error
 from .parse import as_text
@@ -137,7 +138,7 @@ def packet_location(packet_dir: str) -> dict[str, str | None]:
 
 def manifest_rows(manifest: str, data: dict[str, Any], valid: bool) -> dict[str, list[dict]]:
     """Rows for handoff_packets, handoff_documents and input_packets from one manifest."""
-    packet_dir = manifest.rsplit("/", 1)[0] if "/" in manifest else ""
+    packet_dir = parent_dir(manifest)
     extra = {k: v for k, v in data.items() if k not in MANIFEST_FIELDS}
     packet = {
         "packet_dir": packet_dir,
@@ -189,7 +190,7 @@ def manifest_rows(manifest: str, data: dict[str, Any], valid: bool) -> dict[str,
 
 
 def lock_rows(lock: str, data: dict[str, Any]) -> dict[str, list[dict]]:
-    packet_dir = lock.rsplit("/", 1)[0] if "/" in lock else ""
+    packet_dir = parent_dir(lock)
     extra = {k: v for k, v in data.items() if k not in LOCK_FIELDS}
     row = {
         "lock_file": lock,

@@ -28,11 +28,11 @@ from typing import Any
 import sqlite_utils
 
 from . import checks, views
-from .discover import DiscoveredFile, discover, named_files
+from .discover import DiscoveredFile, classify, discover, named_files, parent_dir
 from .disk import Sandbox, lstat_key, refresh_artifacts, refresh_packet_files
 from .formats import RECORD_TYPES
 from .load import BATCH_SIZE, FileLoader, Rows
-from .schema import create_indexes, create_tables, resolve_references
+from .schema import create_indexes, create_tables, delete_in, resolve_references
 
 # Bump when the tables change: an index of another format is rebuilt in full.
 INDEX_FORMAT = 3
@@ -190,13 +190,10 @@ def _changes(
 
 def _forget(db: sqlite_utils.Database, paths: list[str]) -> None:
     """Delete every row made from these files."""
-    dirs = [p.rsplit("/", 1)[0] if "/" in p else "" for p in paths if p.endswith("manifest.json")]
+    dirs = [parent_dir(p) for p in paths if classify(p) == "handoff_manifest"]
     for values, tables in ((paths, PER_FILE), (dirs, PER_MANIFEST_DIR)):
-        for start in range(0, len(values), 500):
-            chunk = values[start : start + 500]
-            marks = ", ".join("?" for _ in chunk)
-            for table, column in tables:
-                db.execute(f"DELETE FROM [{table}] WHERE [{column}] IN ({marks})", chunk)
+        for table, column in tables:
+            delete_in(db, table, column, values)
 
 
 def _result(db: sqlite_utils.Database, db_path: Path) -> BuildResult:

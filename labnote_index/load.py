@@ -14,7 +14,7 @@ from typing import Any
 import sqlite_utils
 
 from . import handoff
-from .discover import DiscoveredFile
+from .discover import DiscoveredFile, parent_dir
 from .disk import Sandbox, lstat_key
 from .formats import (
     LEGACY_FIELDS,
@@ -95,7 +95,7 @@ class FileLoader:
         self, kind: str, path: str, parsed: ParsedFile, file_row: dict[str, Any], rows: Rows
     ) -> None:
         file_row["record_type"] = kind
-        packet_dir = path.rsplit("/", 1)[0] if "/" in path else ""
+        packet_dir = parent_dir(path)
         problems = list(parsed.problems)
         if parsed.data is not None:
             problems += [

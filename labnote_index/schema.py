@@ -8,6 +8,7 @@ did not resolve is an orphan, which the checks find with plain SQL.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import sqlite_utils
 
@@ -477,6 +478,14 @@ RESOLVE = [
         None,
     ),
 ]
+
+
+def delete_in(db: sqlite_utils.Database, table: str, column: str, values: list[Any]) -> None:
+    """DELETE the rows whose column holds one of values, a bounded chunk at a time."""
+    for start in range(0, len(values), 500):
+        chunk = values[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        db.execute(f"DELETE FROM [{table}] WHERE [{column}] IN ({marks})", chunk)
 
 
 def resolve_references(db: sqlite_utils.Database, changed: list[str] | None = None) -> None:

@@ -16,6 +16,7 @@ from datasette.utils.asgi import NotFound, Response
 from markupsafe import Markup
 
 from .. import lineage
+from ..discover import parent_dir
 from ..schema import RECORD_TABLES
 from .graph import GraphvizMissing, lineage_svg
 
@@ -54,7 +55,7 @@ def _row_url(datasette: Any, database: str, node: dict[str, Any]) -> str:
     from datasette.utils import tilde_encode
 
     if node["kind"] == "handoff_packet":
-        key = node["node"].rsplit("/", 1)[0]
+        key = parent_dir(node["node"])
         return datasette.urls.row(database, "handoff_packets", tilde_encode(key))
     return datasette.urls.row(database, "records", tilde_encode(node["node"]))
 
