@@ -46,6 +46,12 @@ def _build_options(func):
         help="Rebuild from scratch instead of reading again only the files that changed.",
     )(func)
     func = click.option(
+        "--jobs",
+        type=click.IntRange(min=1),
+        help="Processes to read files with when many must be read "
+        "(default: the cores available, up to 4).",
+    )(func)
+    func = click.option(
         "--enforce-layout",
         is_flag=True,
         help="Apply the canonical-location rules (file name = ID, status buckets, "
@@ -78,7 +84,12 @@ def _progress():
 
 
 def _run_build(
-    repo: Path, db_path: Path, files: tuple[str, ...], enforce_layout: bool, full: bool = False
+    repo: Path,
+    db_path: Path,
+    files: tuple[str, ...],
+    enforce_layout: bool,
+    full: bool = False,
+    jobs: int | None = None,
 ) -> BuildResult:
     try:
         with _progress() as (step, total):
@@ -88,6 +99,7 @@ def _run_build(
                 files=list(files) or None,
                 enforce_layout=enforce_layout,
                 full=full,
+                jobs=jobs,
                 progress=step,
                 total=total,
             )
@@ -99,14 +111,19 @@ def _run_build(
 
 @contextmanager
 def _revisions(
-    repo: Path, base: str, head: str | None, db_path: Path, full: bool = False
+    repo: Path,
+    base: str,
+    head: str | None,
+    db_path: Path,
+    full: bool = False,
+    jobs: int | None = None,
 ) -> Iterator[Path]:
     """Index the head (a revision, or the working tree) into db_path; yield a base index."""
     try:
         if head:
-            revisions.build_revision(repo, head, db_path, full=full)
+            revisions.build_revision(repo, head, db_path, full=full, jobs=jobs)
         else:
-            _run_build(repo, db_path, (), False, full)
+            _run_build(repo, db_path, (), False, full, jobs)
         with revisions.base_index(repo, base) as base_db:
             yield base_db
     except revisions.RevisionError as exc:
@@ -139,7 +156,12 @@ def cli() -> None:
 @_db_option
 @_build_options
 def build(
-    repo: Path, db_path: Path, enforce_layout: bool, full: bool, files: tuple[str, ...]
+    repo: Path,
+    db_path: Path,
+    enforce_layout: bool,
+    jobs: int | None,
+    full: bool,
+    files: tuple[str, ...],
 ) -> None:
     """Index REPO into the database (and record its findings).
 
@@ -150,8 +172,9 @@ def build(
     The database is replaced only once the new index is complete. On an
     existing index of the same repository only files whose size or
     modification time changed are read again (--full reads everything).
+    Many files to read are shared out among processes (--jobs).
     """
-    result = _run_build(repo, db_path, files, enforce_layout, full)
+    result = _run_build(repo, db_path, files, enforce_layout, full, jobs)
     click.echo(result.summary(), err=True)
 
 
@@ -190,6 +213,7 @@ def check(
     base: str | None,
     head: str | None,
     enforce_layout: bool,
+    jobs: int | None,
     full: bool,
     files: tuple[str, ...],
 ) -> None:
@@ -208,15 +232,15 @@ def check(
             raise click.UsageError("--base (and --head) need REPO and --base")
         if files or enforce_layout:
             raise click.UsageError("--base compares whole revisions: no FILES or --enforce-layout")
-        with _revisions(repo, base, head, db_path, full) as base_db:
+        with _revisions(repo, base, head, db_path, full, jobs) as base_db:
             revisions.check_transitions(db_path, base_db)
         db = sqlite_utils.Database(db_path)
     elif repo is not None:
-        _run_build(repo, db_path, files, enforce_layout, full)
+        _run_build(repo, db_path, files, enforce_layout, full, jobs)
         db = sqlite_utils.Database(db_path)
     else:
-        if files or enforce_layout or full:
-            raise click.UsageError("FILES, --enforce-layout and --full need REPO")
+        if files or enforce_layout or full or jobs:
+            raise click.UsageError("FILES, --enforce-layout, --full and --jobs need REPO")
         db = _open_index(db_path)
         checks.run_checks(db)
     found = checks.findings(db)

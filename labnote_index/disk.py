@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from .discover import parent_dir
 from .models import SAFE_PATH_RE
 from .parse import hash_file
 from .schema import delete_in
+from .shards import run_sharded
 
 # Artifact bodies above this size are accounted for (size, hash) but not stored.
 MAX_ARTIFACT_BODY = 1024 * 1024
@@ -92,8 +94,9 @@ def artifact_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
     return row
 
 
-def refresh_artifacts(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
-    """Make ``artifacts`` hold exactly the paths records name, each as it is on disk now."""
+def refresh_artifacts(db: sqlite_utils.Database, sandbox: Sandbox, jobs: int = 1) -> None:
+    """Make ``artifacts`` hold exactly the paths records name, each as it is on disk now
+    (read over up to ``jobs`` processes)."""
     stored = {
         r["path"]: (r["size"], r["mtime_ns"], r["status"])
         for r in db.query("SELECT path, size, mtime_ns, status FROM artifacts")
@@ -113,10 +116,14 @@ def refresh_artifacts(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
             todo.append(path)
             stale.append(path)
     delete_in(db, "artifacts", "path", list(stored) + stale)  # gone, or to be read again
-    # Bodies are written as they are read, a batch at a time: never all in memory.
-    for start in range(0, len(todo), 500):
-        batch = [artifact_row(sandbox, path) for path in todo[start : start + 500]]
-        db["artifacts"].insert_all(batch, batch_size=500)
+
+    def write(db: sqlite_utils.Database, paths: Sequence[str], progress: Any) -> None:
+        # Bodies are written as they are read, a batch at a time: never all in memory.
+        for start in range(0, len(paths), 500):
+            batch = [artifact_row(sandbox, path) for path in paths[start : start + 500]]
+            db["artifacts"].insert_all(batch, batch_size=500)
+
+    run_sharded(db, todo, write, ["artifacts"], jobs)
 
 
 def _unchanged(sandbox: Sandbox, path: str, size: int, mtime_ns: int, status: str) -> bool:

@@ -31,8 +31,9 @@ from . import checks, views
 from .discover import DiscoveredFile, classify, discover, named_files, parent_dir
 from .disk import Sandbox, lstat_key, refresh_artifacts, refresh_packet_files
 from .formats import RECORD_TYPES
-from .load import BATCH_SIZE, FileLoader, Rows
+from .load import FileLoader
 from .schema import create_indexes, create_tables, delete_in, resolve_references
+from .shards import default_jobs, run_sharded
 
 # Bump when the tables change: an index of another format is rebuilt in full.
 INDEX_FORMAT = 3
@@ -97,15 +98,18 @@ def build_index(
     full: bool = False,
     progress: Progress | None = None,
     total: Callable[[int], None] | None = None,
+    jobs: int | None = None,
 ) -> BuildResult:
     """Index ``repo`` into ``db_path``, replacing it only once the new index is complete.
 
     ``files`` restricts the import to those repository-relative paths (always
     a full build). ``full`` forces a full build of an existing index.
     ``progress`` is called with the number of files done since its last call,
-    ``total`` once with the number of files to read.
+    ``total`` once with the number of files to read. ``jobs`` is the most
+    processes to read with (default: the cores available, up to four).
     """
     repo = Path(repo)
+    jobs = default_jobs() if jobs is None else jobs
     if not repo.is_dir():
         raise RepositoryError(f"{repo} is not a directory: give the root of a LabNote repository")
     sandbox = Sandbox(repo)
@@ -130,15 +134,9 @@ def build_index(
         if total:
             total(len(to_read))
         loader = FileLoader(sandbox, enforce_layout)
-        rows = Rows()
-        for item in to_read:
-            loader.load(item, rows)
-            if rows.count >= BATCH_SIZE:
-                rows.flush(db)
-            if progress:
-                progress(1)
-        rows.flush(db)
-        refresh_artifacts(db, sandbox)
+        tables = [table for table, _ in PER_FILE + PER_MANIFEST_DIR]
+        run_sharded(db, to_read, loader.write, tables, jobs, progress)
+        refresh_artifacts(db, sandbox, jobs)
         refresh_packet_files(db, sandbox)
         if not incremental:
             create_indexes(db)

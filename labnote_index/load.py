@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +68,22 @@ class FileLoader:
     def __init__(self, sandbox: Sandbox, enforce_layout: bool) -> None:
         self.sandbox = sandbox
         self.enforce_layout = enforce_layout
+
+    def write(
+        self,
+        db: sqlite_utils.Database,
+        items: Sequence[DiscoveredFile],
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        """Load these files and write their rows into ``db``, a batch at a time."""
+        rows = Rows()
+        for item in items:
+            self.load(item, rows)
+            if rows.count >= BATCH_SIZE:
+                rows.flush(db)
+            if progress:
+                progress(1)
+        rows.flush(db)
 
     def load(self, found: DiscoveredFile, rows: Rows) -> None:
         path = found.path

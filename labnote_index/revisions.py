@@ -70,9 +70,11 @@ def revision_tree(repo: Path, rev: str | None) -> Iterator[Path]:
         yield tree
 
 
-def build_revision(repo: Path, rev: str | None, db_path: Path, full: bool = False) -> None:
+def build_revision(
+    repo: Path, rev: str | None, db_path: Path, full: bool = False, jobs: int | None = None
+) -> None:
     with revision_tree(repo, rev) as tree:
-        build_index(tree, db_path, full=full)
+        build_index(tree, db_path, full=full, jobs=jobs)
 
 
 @contextmanager

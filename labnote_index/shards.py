@@ -1,0 +1,165 @@
+"""Spread a long run of per-file work over processes, each writing its own shard.
+
+Parsing, validating and writing rows is Python work bound to one core. A
+build with many files to read splits them into contiguous parts: this process
+writes the first part straight into the index while forked workers write the
+others, each into a shard database of its own (the same tables, through
+sqlite-utils). The shards are then copied into the index in order with
+``INSERT ... SELECT``, so every row, and every row id, is what one process
+working through the files in order would have written.
+
+Rows never cross a process boundary as Python objects (pickling them back
+costs more than the parsing it would save): a worker hands back a file.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sqlite3
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import sqlite_utils
+
+from .schema import create_tables
+
+T = TypeVar("T")
+Progress = Callable[[int], None]
+# write(db, items, progress): write the rows of these items into db.
+Writer = Callable[[sqlite_utils.Database, Sequence[T], Progress | None], None]
+
+# Below this many items a part, starting a process costs more than it saves.
+MIN_PART = 2000
+MAX_JOBS = 4
+
+
+class ShardError(Exception):
+    """A worker process died before finishing its shard."""
+
+
+def default_jobs() -> int:
+    """Processes to use: the cores this process may run on, at most MAX_JOBS."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_JOBS, cores))
+
+
+def _fork_context() -> Any:
+    try:
+        return multiprocessing.get_context("fork")
+    except ValueError:  # no fork on this platform: work in one process
+        return None
+
+
+def run_sharded(
+    db: sqlite_utils.Database,
+    items: Sequence[T],
+    write: Writer[T],
+    tables: Sequence[str],
+    jobs: int,
+    progress: Progress | None = None,
+) -> None:
+    """``write`` every item into ``db``, over up to ``jobs`` processes.
+
+    ``tables`` are those ``write`` fills: they are copied from each shard.
+    """
+    context = _fork_context()
+    jobs = max(1, min(jobs, len(items) // MIN_PART))
+    if jobs == 1 or context is None:
+        write(db, items, progress)
+        return
+    size = -(-len(items) // jobs)
+    parts = [items[start : start + size] for start in range(0, len(items), size)]
+    done = context.Array("q", len(parts), lock=False)  # items done by each worker
+    # Shards go beside the index: on its disk, not in a memory-backed /tmp.
+    work_dir = Path(db.execute("PRAGMA database_list").fetchone()[2]).parent
+    with tempfile.TemporaryDirectory(prefix=".shards-", dir=work_dir) as tmp:
+        shards = [Path(tmp) / f"shard-{n}.db" for n in range(1, len(parts))]
+        workers = [
+            context.Process(
+                target=_work,
+                args=(shard, part, write, done, n),
+                daemon=True,
+            )
+            for n, (shard, part) in enumerate(zip(shards, parts[1:], strict=True), start=1)
+        ]
+        reported = [0]
+
+        def report(n: int) -> None:
+            # This process reports for the workers too, as it goes.
+            if progress:
+                others = sum(done[1:])
+                progress(n + others - reported[0])
+                reported[0] = others
+
+        try:
+            for worker in workers:
+                worker.start()
+            write(db, parts[0], report if progress else None)
+            for worker in workers:
+                while worker.is_alive():
+                    worker.join(0.1)
+                    report(0)
+                if worker.exitcode != 0:
+                    raise ShardError(
+                        f"a worker process indexing {len(parts[workers.index(worker) + 1])} "
+                        f"files exited with status {worker.exitcode}; "
+                        "run the build again with --jobs 1 to see why"
+                    )
+            for shard in shards:
+                _merge(db, shard, tables)
+        finally:
+            for worker in workers:
+                if worker.is_alive():
+                    worker.terminate()
+                worker.join()
+
+
+def _work(
+    shard: Path,
+    part: Sequence[T],
+    write: Writer[T],
+    done: Any,
+    n: int,
+) -> None:
+    """A worker: write its part into a fresh shard database."""
+    # Ctrl-C reaches the whole process group; the parent stops the workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    conn = sqlite3.connect(shard)
+    conn.execute("PRAGMA journal_mode = OFF")  # a shard is thrown away on any failure
+    conn.execute("PRAGMA synchronous = OFF")
+    db = sqlite_utils.Database(conn)
+    create_tables(db)
+
+    def count(k: int) -> None:
+        done[n] += k
+
+    write(db, part, count)
+    conn.commit()
+    conn.close()
+
+
+def _merge(db: sqlite_utils.Database, shard: Path, tables: Sequence[str]) -> None:
+    """Append the rows of a shard's tables to the same tables of ``db``, in shard order."""
+    if db.conn.in_transaction:
+        db.conn.commit()  # ATTACH cannot happen inside a transaction
+    db.execute("ATTACH DATABASE ? AS shard", [str(shard)])
+    try:
+        with db.atomic():
+            for table in tables:
+                # An integer id is given anew, so ids follow on from the rows already in db.
+                renumbered = ["id"] if db[table].pks == ["id"] else []
+                columns = [c.name for c in db[table].columns if c.name not in renumbered]
+                names = ", ".join(f"[{c}]" for c in columns)
+                db.execute(
+                    f"INSERT INTO main.[{table}] ({names}) "
+                    f"SELECT {names} FROM shard.[{table}] ORDER BY rowid"
+                )
+    finally:
+        db.execute("DETACH DATABASE shard")

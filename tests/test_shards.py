@@ -1,0 +1,114 @@
+"""A build spread over worker processes writes exactly what one process writes."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+from click.testing import CliRunner
+
+from labnote_index import shards
+from labnote_index.cli import cli
+from labnote_index.importer import build_index
+from labnote_index.schema import create_tables
+
+from .conftest import Repo
+from .test_incremental import content
+
+
+def rows_in_order(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
+    """Every table's rows in row id order, ids included (full-text indexes aside)."""
+    return {
+        name: db.execute(f"SELECT rowid, * FROM [{name}] ORDER BY rowid").fetchall()
+        for name in db.table_names()
+        if "_fts" not in name
+    }
+
+
+@pytest.fixture
+def small_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The generated repository is small: let three processes share even it.
+    monkeypatch.setattr(shards, "MIN_PART", 5)
+
+
+def test_three_processes_write_what_one_does(repo: Repo, tmp_path: Path, small_parts: None):
+    # Bad files too, so that findings and validation errors come from the workers' parts.
+    repo.write("registry/packets/2025/20250301-broken.json", "{")
+    message = repo.first("registry/messages/*/*.json")
+    repo.edit(message, reply_to="MSG-20990101-000000-nowhere")
+    repo.edit(repo.files("registry/responses/*/*.json")[-1], status="pending")
+    seen: list[int] = []
+    one = build_index(repo.root, tmp_path / "one.db", jobs=1)
+    three = build_index(repo.root, tmp_path / "three.db", jobs=3, progress=seen.append)
+    assert one.files > 3 * shards.MIN_PART
+    assert sum(seen) == three.files  # the workers' files are reported as they go
+    first, spread = (sqlite_utils.Database(tmp_path / n) for n in ("one.db", "three.db"))
+    assert rows_in_order(spread) == rows_in_order(first)
+    assert spread.execute("SELECT count(*) FROM artifacts_fts").fetchone()[0] > 0
+    assert {"file_unreadable", "reference_unresolved"} <= {
+        f["check"] for f in spread["findings"].rows
+    }
+    assert not list(tmp_path.glob(".shards-*"))  # shards are cleaned up
+
+
+def test_incremental_build_after_a_spread_one(repo: Repo, tmp_path: Path, small_parts: None):
+    build_index(repo.root, repo.db_path, jobs=3)
+    repo.edit(repo.first("registry/packets/*/*.json"), notes="edited")
+    again = build_index(repo.root, repo.db_path, jobs=3)
+    assert again.incremental and again.reread == 1
+    build_index(repo.root, tmp_path / "full.db", full=True, jobs=1)
+    full = sqlite_utils.Database(tmp_path / "full.db")
+    assert content(sqlite_utils.Database(repo.db_path)) == content(full)
+
+
+def test_a_failed_worker_fails_the_run(tmp_path: Path, small_parts: None):
+    # In a build, db is the temporary index, thrown away when run_sharded raises.
+    db = sqlite_utils.Database(tmp_path / "index.db")
+    create_tables(db)
+
+    def write(target: sqlite_utils.Database, items: Sequence[str], progress: object) -> None:
+        if "boom" in items:
+            raise RuntimeError("a bug in a writer")
+        target["build_info"].insert_all({"key": item, "value": "ok"} for item in items)
+
+    items = [f"item-{n}" for n in range(20)] + ["boom"]
+    with pytest.raises(shards.ShardError, match="--jobs 1"):
+        shards.run_sharded(db, items, write, ["build_info"], jobs=3)
+    assert not list(tmp_path.glob(".shards-*"))
+
+    db = sqlite_utils.Database(tmp_path / "again.db")
+    create_tables(db)
+    shards.run_sharded(db, items[:-1], write, ["build_info"], jobs=3)
+    assert [r["key"] for r in db["build_info"].rows] == items[:-1]
+
+
+def test_interrupted_spread_build_stops_its_workers(repo: Repo, small_parts: None):
+    repo.index().close()
+    original = repo.db_path.read_bytes()
+    for packet in repo.files("registry/packets/*/*.json"):
+        repo.edit(packet, notes="edited")
+    done: list[int] = []
+
+    def interrupt_after_some(n: int) -> None:
+        done.append(n)
+        if len(done) == 3:
+            raise KeyboardInterrupt  # as if the operator pressed Ctrl-C
+
+    with pytest.raises(KeyboardInterrupt):
+        build_index(repo.root, repo.db_path, full=True, jobs=3, progress=interrupt_after_some)
+    assert multiprocessing.active_children() == []
+    assert repo.db_path.read_bytes() == original
+    assert [p.name for p in repo.db_path.parent.iterdir() if p.name.startswith(".")] == []
+
+
+def test_jobs_option(repo: Repo, small_parts: None):
+    runner = CliRunner()
+    built = runner.invoke(cli, ["build", str(repo.root), "--db", str(repo.db_path), "--jobs", "2"])
+    assert built.exit_code == 0, built.output
+    assert sqlite_utils.Database(repo.db_path)["records"].count > 2 * shards.MIN_PART
+    for bad in (["--jobs", "0", str(repo.root)], ["--jobs", "2"]):  # zero; no REPO to read
+        result = runner.invoke(cli, ["check", "--db", str(repo.db_path), *bad])
+        assert result.exit_code == 2, result.output
