@@ -9,17 +9,16 @@ never entered, and directory symlinks are never followed.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from .formats import GENERATED_VIEWS, HANDOFF_MANIFEST, PACKET_LOCK
 
 REGISTRY = "registry"
 
 
-@dataclass(frozen=True)
-class DiscoveredFile:
+class DiscoveredFile(NamedTuple):  # a tuple: one is made for every file, every build
     path: str  # repository-relative, "/"-separated
     kind: str  # record, schema, readme, view, placeholder, stray, handoff_manifest, packet_lock
     # (size, mtime_ns, is a symlink) of the path itself, when the walk saw it
@@ -53,19 +52,25 @@ def classify(path: str) -> str:
     return "stray"  # includes an upper-case .JSON
 
 
-def discover(repo: Path) -> Iterator[DiscoveredFile]:
-    """Every file of the repository that the index accounts for, in path order."""
+def discover(repo: Path, entered: Callable[[str], None] | None = None) -> Iterator[DiscoveredFile]:
+    """Every file of the repository that the index accounts for, in path order.
+
+    ``entered`` is told each directory walked into (repository-relative, ""
+    for the root): reached without following a symlink, each lies inside.
+    """
     found: list[DiscoveredFile] = []
 
-    def walk(directory: str, rel_top: str) -> None:
-        in_registry = rel_top == REGISTRY or rel_top.startswith(REGISTRY + "/")
+    def walk(directory: str, rel_top: str, in_registry: bool) -> None:
+        if entered:
+            entered(rel_top[:-1])
         with os.scandir(directory) as entries:
             for entry in entries:
-                rel = f"{rel_top}/{entry.name}" if rel_top else entry.name
+                name = entry.name
+                rel = rel_top + name
                 if entry.is_dir(follow_symlinks=False):
-                    if not entry.name.startswith("."):
-                        walk(entry.path, rel)
-                elif in_registry or entry.name in (HANDOFF_MANIFEST, PACKET_LOCK):
+                    if not name.startswith("."):
+                        walk(entry.path, rel + "/", in_registry or rel == REGISTRY)
+                elif in_registry or name in (HANDOFF_MANIFEST, PACKET_LOCK):
                     st = entry.stat(follow_symlinks=False)
                     found.append(
                         DiscoveredFile(
@@ -73,8 +78,9 @@ def discover(repo: Path) -> Iterator[DiscoveredFile]:
                         )
                     )
 
-    walk(str(repo), "")
-    yield from sorted(found, key=lambda f: f.path)
+    walk(str(repo), "", False)
+    found.sort()  # by path: no two files share one
+    yield from found
 
 
 def named_files(paths: list[str]) -> list[DiscoveredFile]:

@@ -121,7 +121,7 @@ def build_index(
     }
     db_path = Path(db_path)
     incremental = not full and not files and _same_settings(db_path, settings)
-    found = named_files(files) if files else list(discover(repo))
+    found = named_files(files) if files else list(discover(repo, sandbox.entered))
     with _atomic_database(db_path, start_from=db_path if incremental else None) as db:
         changed = None  # the files read again or removed, on an incremental build
         if incremental:
@@ -173,9 +173,12 @@ def _changes(
     db: sqlite_utils.Database, sandbox: Sandbox, found: list[DiscoveredFile]
 ) -> tuple[list[DiscoveredFile], list[str]]:
     """Files to read again (new, or size/mtime changed) and paths no longer there."""
+    # Tuples, not sqlite-utils' dict rows: this reads one row per file.
     stored = {
-        r["path"]: (r["kind"], r["size"], r["mtime_ns"])
-        for r in db.query("SELECT path, kind, size, mtime_ns FROM files")
+        path: (kind, size, mtime_ns)
+        for path, kind, size, mtime_ns in db.execute(
+            "SELECT path, kind, size, mtime_ns FROM files"
+        ).fetchall()
     }
     to_read = []
     for item in found:
