@@ -14,6 +14,7 @@ import sqlite_utils
 from . import checks, report, revisions, views
 from . import lineage as lineage_mod
 from .importer import BuildResult, RepositoryError, build_index
+from .parallel import default_jobs
 
 DEFAULT_DB = "labnote.db"
 
@@ -233,7 +234,7 @@ def check(
         if files or enforce_layout:
             raise click.UsageError("--base compares whole revisions: no FILES or --enforce-layout")
         with _revisions(repo, base, head, db_path, full, jobs) as base_db:
-            revisions.check_transitions(db_path, base_db)
+            revisions.check_transitions(db_path, base_db, jobs or default_jobs())
         db = sqlite_utils.Database(db_path)
     elif repo is not None:
         _run_build(repo, db_path, files, enforce_layout, full, jobs)

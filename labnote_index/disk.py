@@ -18,9 +18,9 @@ import sqlite_utils
 
 from .discover import parent_dir
 from .models import SAFE_PATH_RE
+from .parallel import run_sharded
 from .parse import hash_file
 from .schema import delete_in
-from .shards import run_sharded
 
 # Artifact bodies above this size are accounted for (size, hash) but not stored.
 MAX_ARTIFACT_BODY = 1024 * 1024

@@ -32,8 +32,8 @@ from .discover import DiscoveredFile, classify, discover, named_files, parent_di
 from .disk import Sandbox, lstat_key, refresh_artifacts, refresh_packet_files
 from .formats import RECORD_TYPES
 from .load import FileLoader
+from .parallel import default_jobs, run_sharded
 from .schema import create_indexes, create_tables, delete_in, resolve_references
-from .shards import default_jobs, run_sharded
 
 # Bump when the tables change: an index of another format is rebuilt in full.
 INDEX_FORMAT = 3
@@ -146,7 +146,7 @@ def build_index(
         # worked out only for a repository that commits them (to find stale ones).
         if not files and db["files"].count_where("kind = 'view'"):
             views.store_views(db)
-        checks.run_checks(db)
+        checks.run_checks(db, jobs=jobs)
         db["build_info"].insert({"key": "settings", "value": json.dumps(settings)}, replace=True)
         result = _result(db, db_path)
         result.incremental, result.reread, result.removed = incremental, len(to_read), len(removed)

@@ -98,11 +98,11 @@ def attached(db_path: Path, base_db: Path) -> Iterator[sqlite_utils.Database]:
         db.close()
 
 
-def check_transitions(db_path: Path, base_db: Path) -> int:
-    """Run every check, transitions included, with the base attached; rewrite findings."""
+def check_transitions(db_path: Path, base_db: Path, jobs: int = 1) -> int:
+    """Add the transition checks' findings to those of a fresh build, the base attached."""
     with attached(db_path, base_db) as db:
         return checks.run_checks(
-            db, checks.load_checks() + checks.load_checks("checks/transitions")
+            db, checks.load_checks("checks/transitions"), replace=False, jobs=jobs
         )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +94,34 @@ def sample_repo(tmp_path: Path) -> Repo:
 
 def findings_of(db: sqlite_utils.Database) -> list[dict[str, Any]]:
     return list(db.query("SELECT * FROM findings ORDER BY file, [check]"))
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(root),
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.org",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> Repo:
+    """sample_repo committed as the base revision of a fresh git repository."""
+    root = tmp_path / "repo"
+    shutil.copytree(SAMPLE_REPO, root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "tag", "base")
+    return Repo(root, tmp_path / "head.db")

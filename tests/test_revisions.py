@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,40 +13,9 @@ from click.testing import CliRunner
 from labnote_index.checks import load_checks
 from labnote_index.cli import cli
 
-from .conftest import SAMPLE_REPO, Repo
+from .conftest import SAMPLE_REPO, Repo, git
 
 TRANSITION_CHECKS = {c.id for c in load_checks("checks/transitions")}
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        [
-            "git",
-            "-C",
-            str(root),
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.org",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
-@pytest.fixture
-def history(tmp_path: Path) -> Repo:
-    """sample_repo committed as the base revision of a fresh git repository."""
-    root = tmp_path / "repo"
-    shutil.copytree(SAMPLE_REPO, root)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "base")
-    git(root, "tag", "base")
-    return Repo(root, tmp_path / "head.db")
 
 
 def transition_findings(repo: Repo, *extra: str) -> list[dict]:

@@ -1,4 +1,4 @@
-"""Spread a long run of per-file work over processes, each writing its own shard.
+"""Spread work over processes: per-file work into shards, queries dealt out.
 
 Parsing, validating and writing rows is Python work bound to one core. A
 build with many files to read splits them into contiguous parts: this process
@@ -28,6 +28,7 @@ import sqlite_utils
 from .schema import create_tables
 
 T = TypeVar("T")
+R = TypeVar("R")
 Progress = Callable[[int], None]
 # write(db, items, progress): write the rows of these items into db.
 Writer = Callable[[sqlite_utils.Database, Sequence[T], Progress | None], None]
@@ -38,7 +39,7 @@ MAX_JOBS = 4
 
 
 class ShardError(Exception):
-    """A worker process died before finishing its shard."""
+    """A worker process died before finishing its share of the work."""
 
 
 def default_jobs() -> int:
@@ -78,7 +79,7 @@ def run_sharded(
     parts = [items[start : start + size] for start in range(0, len(items), size)]
     done = context.Array("q", len(parts), lock=False)  # items done by each worker
     # Shards go beside the index: on its disk, not in a memory-backed /tmp.
-    work_dir = Path(db.execute("PRAGMA database_list").fetchone()[2]).parent
+    work_dir = Path(database_file(db)).parent
     with tempfile.TemporaryDirectory(prefix=".shards-", dir=work_dir) as tmp:
         shards = [Path(tmp) / f"shard-{n}.db" for n in range(1, len(parts))]
         workers = [
@@ -163,3 +164,55 @@ def _merge(db: sqlite_utils.Database, shard: Path, tables: Sequence[str]) -> Non
                 )
     finally:
         db.execute("DETACH DATABASE shard")
+
+
+def map_forked(func: Callable[[list[T]], list[R]], items: Sequence[T], jobs: int) -> list[R]:
+    """``func(items)``, the items dealt out round-robin over up to ``jobs``
+    processes, this one included; ``func`` returns one result per item it is
+    given. Results come back pickled: they should be small (query answers, not
+    tables)."""
+    context = _fork_context()
+    jobs = max(1, min(jobs, len(items)))
+    if jobs == 1 or context is None:
+        return func(list(items))
+    hands = [list(range(n, len(items), jobs)) for n in range(jobs)]
+    results: list[Any] = [None] * len(items)
+    workers = []
+    try:
+        for hand in hands[1:]:
+            receive, send = context.Pipe(duplex=False)
+            worker = context.Process(
+                target=_deal, args=(func, [items[i] for i in hand], send), daemon=True
+            )
+            worker.start()
+            send.close()
+            workers.append((hand, receive, worker))
+        for i, result in zip(hands[0], func([items[i] for i in hands[0]]), strict=True):
+            results[i] = result
+        for hand, receive, _ in workers:
+            try:
+                answers = receive.recv()  # before join: a big answer fills the pipe
+            except EOFError:
+                raise ShardError(
+                    "a worker process died before answering; run again with --jobs 1 to see why"
+                ) from None
+            for i, result in zip(hand, answers, strict=True):
+                results[i] = result
+        return results
+    finally:
+        for _, receive, worker in workers:
+            receive.close()
+            if worker.is_alive():
+                worker.terminate()
+            worker.join()
+
+
+def _deal(func: Callable[[list[T]], list[R]], hand: list[T], send: Any) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
+    send.send(func(hand))
+    send.close()
+
+
+def database_file(db: sqlite_utils.Database) -> str:
+    """The file of a database's main schema ("" for one in memory)."""
+    return db.execute("PRAGMA database_list").fetchone()[2]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,13 +11,15 @@ import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
-from labnote_index import shards
+from labnote_index import checks, parallel, revisions
+from labnote_index.checks import findings
 from labnote_index.cli import cli
 from labnote_index.importer import build_index
 from labnote_index.schema import create_tables
 
 from .conftest import Repo
 from .test_incremental import content
+from .test_revisions import ILLEGAL, TRANSITION_CHECKS
 
 
 def rows_in_order(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
@@ -31,7 +34,7 @@ def rows_in_order(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
 @pytest.fixture
 def small_parts(monkeypatch: pytest.MonkeyPatch) -> None:
     # The generated repository is small: let three processes share even it.
-    monkeypatch.setattr(shards, "MIN_PART", 5)
+    monkeypatch.setattr(parallel, "MIN_PART", 5)
 
 
 def test_three_processes_write_what_one_does(repo: Repo, tmp_path: Path, small_parts: None):
@@ -43,7 +46,7 @@ def test_three_processes_write_what_one_does(repo: Repo, tmp_path: Path, small_p
     seen: list[int] = []
     one = build_index(repo.root, tmp_path / "one.db", jobs=1)
     three = build_index(repo.root, tmp_path / "three.db", jobs=3, progress=seen.append)
-    assert one.files > 3 * shards.MIN_PART
+    assert one.files > 3 * parallel.MIN_PART
     assert sum(seen) == three.files  # the workers' files are reported as they go
     first, spread = (sqlite_utils.Database(tmp_path / n) for n in ("one.db", "three.db"))
     assert rows_in_order(spread) == rows_in_order(first)
@@ -75,13 +78,13 @@ def test_a_failed_worker_fails_the_run(tmp_path: Path, small_parts: None):
         target["build_info"].insert_all({"key": item, "value": "ok"} for item in items)
 
     items = [f"item-{n}" for n in range(20)] + ["boom"]
-    with pytest.raises(shards.ShardError, match="--jobs 1"):
-        shards.run_sharded(db, items, write, ["build_info"], jobs=3)
+    with pytest.raises(parallel.ShardError, match="--jobs 1"):
+        parallel.run_sharded(db, items, write, ["build_info"], jobs=3)
     assert not list(tmp_path.glob(".shards-*"))
 
     db = sqlite_utils.Database(tmp_path / "again.db")
     create_tables(db)
-    shards.run_sharded(db, items[:-1], write, ["build_info"], jobs=3)
+    parallel.run_sharded(db, items[:-1], write, ["build_info"], jobs=3)
     assert [r["key"] for r in db["build_info"].rows] == items[:-1]
 
 
@@ -108,7 +111,31 @@ def test_jobs_option(repo: Repo, small_parts: None):
     runner = CliRunner()
     built = runner.invoke(cli, ["build", str(repo.root), "--db", str(repo.db_path), "--jobs", "2"])
     assert built.exit_code == 0, built.output
-    assert sqlite_utils.Database(repo.db_path)["records"].count > 2 * shards.MIN_PART
+    assert sqlite_utils.Database(repo.db_path)["records"].count > 2 * parallel.MIN_PART
     for bad in (["--jobs", "0", str(repo.root)], ["--jobs", "2"]):  # zero; no REPO to read
         result = runner.invoke(cli, ["check", "--db", str(repo.db_path), *bad])
         assert result.exit_code == 2, result.output
+
+
+def test_checks_dealt_out_find_what_one_process_finds(sample_repo: Repo, tmp_path: Path):
+    db = sample_repo.index()
+    one = checks.run_checks(db, jobs=1)
+    alone = findings(db)
+    assert checks.run_checks(db, jobs=3) == one > 0
+    assert findings(db) == alone
+
+
+def test_transition_checks_dealt_out_read_the_attached_base(history: Repo, tmp_path: Path):
+    for _, change in ILLEGAL[:6]:
+        change(history)
+    history.index().close()
+    found = {}
+    with revisions.base_index(history.root, "base") as base_db:
+        for jobs in (1, 3):
+            copy = tmp_path / f"head-{jobs}.db"
+            shutil.copyfile(history.db_path, copy)
+            revisions.check_transitions(copy, base_db, jobs=jobs)
+            found[jobs] = findings(sqlite_utils.Database(copy))
+    transitions = [f for f in found[3] if f["check"] in TRANSITION_CHECKS]
+    assert {c for c, _ in ILLEGAL[:6]} <= {f["check"] for f in transitions}
+    assert found[3] == found[1]
