@@ -1,16 +1,21 @@
 """Benchmark labnote-index against the floor and a reference-style validator, in one run.
 
 For each size it generates a repository (bench/generate.py), then runs each
-step as its own process, measuring wall time and that process's peak RSS:
+step as its own process, measuring wall time and peak RSS (the largest of the
+step's processes):
 
 1. floor          walk registry/, read and JSON-parse every record, nothing else
 2. reference      per-file JSON Schema validation, jsonschema.validate() on each file
    jsonschema     the same with one compiled validator per schema (a kinder baseline)
-3. full           labnote-index check REPO (a full build, then the checks)
+3. full           labnote-index check REPO --full (a full build, then the checks),
+                  with the default processes and with --jobs 1
 4. incremental    labnote-index build REPO after one record changed
 5. checks         the check catalogue alone, on the built index (in-process timing)
 
-    python bench/benchmark.py --packets 1000 10000 [--markdown BENCHMARKS.md]
+Every step but the minutes-long reference runs --repeat times; the median is
+reported (this machine's timings drift between runs).
+
+    python bench/benchmark.py --packets 1000 10000 [--repeat 3]
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -33,6 +39,14 @@ SCHEMAS = ROOT.parent / "shared" / "labnote" / "schemas"
 sys.path.insert(0, str(ROOT))
 
 from bench.generate import generate  # noqa: E402
+
+
+def default_jobs() -> int:
+    """The processes labnote-index uses here, asked of it in a process of its own:
+    importing it here would grow this process, and so the peak RSS that every
+    child started from it reports."""
+    code = "from labnote_index.parallel import default_jobs; print(default_jobs())"
+    return int(subprocess.run([sys.executable, "-c", code], capture_output=True).stdout)
 
 
 @dataclass
@@ -43,7 +57,8 @@ class Measure:
 
 
 def run(args: list[str]) -> Measure:
-    """Run a command to completion; its wall time and its own peak RSS."""
+    """Run a command to completion: its wall time, and the peak RSS of the largest
+    of its processes (wait4 reports the most of the process and its children)."""
     start = time.perf_counter()
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     output = process.stdout.read().decode() if process.stdout else ""
@@ -63,101 +78,134 @@ def warm(repo: Path) -> None:
                     pass
 
 
-def touch_one_record(repo: Path) -> Path:
-    path = sorted((repo / "registry" / "packets").rglob("*.json"))[len(os.listdir(repo)) % 7]
+def touch_one_record(repo: Path, n: int) -> Path:
+    path = sorted((repo / "registry" / "packets").rglob("*.json"))[n * 7]
     data = json.loads(path.read_text())
-    data["notes"] = "edited for the incremental benchmark"
+    data["notes"] = f"edited for the incremental benchmark ({n})"
     path.write_text(json.dumps(data, indent=2) + "\n")
     return path
 
 
-def bench(packets: int, work: Path) -> dict[str, Measure | int]:
+def median(measures: list[Measure]) -> Measure:
+    """The median wall time; the largest peak RSS seen."""
+    ordered = sorted(measures, key=lambda m: m.seconds)
+    middle = ordered[len(ordered) // 2]
+    return Measure(middle.seconds, max(m.peak_mb for m in measures), middle.output)
+
+
+STEPS = ["floor", "reference", "jsonschema", "full", "full_1", "incremental"]
+LABELS = {
+    "floor": "floor",
+    "reference": "reference (per-file `jsonschema.validate()`)",
+    "jsonschema": "jsonschema (compiled once)",
+    "full": "full build + check, {jobs} processes",
+    "full_1": "full build + check, 1 process",
+    "incremental": "incremental build, {jobs} processes",
+}
+
+
+def bench(packets: int, work: Path, repeat: int) -> dict[str, Any]:
     repo = work / f"repo-{packets}"
     records = generate(repo, packets)
     db = work / f"index-{packets}.db"
     py = sys.executable
     cli = [py, "-m", "labnote_index"]
+    steps = [py, str(HERE / "steps.py")]
     # Every step reads from a warm page cache, with nothing left to write back:
     # the generator's writes would otherwise slow whichever step comes first.
     os.sync()
     warm(repo)
-    results: dict[str, Measure | int] = {"records": records}
-    results["floor"] = run([py, str(HERE / "steps.py"), "floor", str(repo)])
-    steps = [py, str(HERE / "steps.py")]
-    results["jsonschema"] = run([*steps, "jsonschema", str(repo), str(SCHEMAS)])
-    results["full"] = run([*cli, "check", str(repo), "--db", str(db), "--format", "json"])
-    os.sync()  # the new index is on disk before the incremental build copies it
-    findings = json.loads(results["full"].output)  # type: ignore[union-attr]
+    results: dict[str, Any] = {"records": records}
+
+    def runs(args: list[str], before: Any = None) -> Measure:
+        measures = []
+        for n in range(repeat):
+            if before:
+                before(n)
+            measures.append(run(args))
+            os.sync()  # what one run wrote is on disk before the next starts
+        return median(measures)
+
+    full = [*cli, "check", str(repo), "--db", str(db), "--full", "--format", "json"]
+    results["floor"] = runs([*steps, "floor", str(repo)])
+    results["jsonschema"] = runs([*steps, "jsonschema", str(repo), str(SCHEMAS)])
+    results["full_1"] = runs([*full, "--jobs", "1"])
+    results["full"] = runs(full)
+    findings = json.loads(results["full"].output)
     if findings:
         raise SystemExit(f"the generated repository should be clean: {findings[:3]}")
-    touch_one_record(repo)
-    results["incremental"] = run([*cli, "build", str(repo), "--db", str(db)])
-    results["checks"] = run([py, str(HERE / "steps.py"), "checks", str(db)])
+    results["incremental"] = runs(
+        [*cli, "build", str(repo), "--db", str(db)], before=lambda n: touch_one_record(repo, n)
+    )
+    catalogue = [run([*steps, "checks", str(db)]).output.split() for _ in range(repeat)]
+    for position, key in enumerate(("checks_1", "checks")):
+        results[key] = sorted(float(times[position]) for times in catalogue)[repeat // 2]
     # Last: minutes of CPU on a shared machine slow whatever runs after them.
     results["reference"] = run([*steps, "jsonschema-per-file", str(repo), str(SCHEMAS)])
     return results
 
 
-def report(all_results: dict[int, dict[str, Measure | int]]) -> str:
+def report(all_results: dict[int, dict[str, Any]], repeat: int) -> str:
+    jobs = default_jobs()
     lines = [
         f"Machine: {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"{platform.system()} {platform.machine()}.",
+        f"{platform.system()} {platform.machine()}; labnote-index uses {jobs} processes "
+        f"by default here. Median of {repeat} runs (the reference: one run).",
         "",
         "| packets | records | step | wall s | peak RSS MB |",
         "| ---: | ---: | --- | ---: | ---: |",
     ]
     for packets, r in all_results.items():
-        for step in ("floor", "reference", "jsonschema", "full", "incremental"):
+        for step in STEPS:
             m = r[step]
-            assert isinstance(m, Measure)
+            label = LABELS[step].format(jobs=jobs)
             lines.append(
-                f"| {packets} | {r['records']} | {step} | {m.seconds:.2f} | {m.peak_mb:.0f} |"
+                f"| {packets} | {r['records']} | {label} | {m.seconds:.2f} | {m.peak_mb:.0f} |"
             )
-        checks = r["checks"]
-        assert isinstance(checks, Measure)
-        lines.append(
-            f"| {packets} | {r['records']} | checks (catalogue only) | "
-            f"{float(checks.output):.2f} | |"
-        )
+        for key, label in (("checks_1", "1 process"), ("checks", f"{jobs} processes")):
+            lines.append(
+                f"| {packets} | {r['records']} | check catalogue alone, {label} | {r[key]:.2f} | |"
+            )
     lines += [
         "",
-        "| packets | full / floor | reference / full | jsonschema / full | incremental / full |",
-        "| ---: | ---: | ---: | ---: | ---: |",
+        "| packets | full / floor | reference / full | jsonschema / full | incremental / full "
+        "| full, 1 process / floor |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for packets, r in all_results.items():
-        m = {k: r[k] for k in ("floor", "reference", "jsonschema", "full", "incremental")}
-        full = m["full"].seconds  # type: ignore[union-attr]
+        full, floor = r["full"].seconds, r["floor"].seconds
         lines.append(
-            f"| {packets} | {full / m['floor'].seconds:.1f} | "  # type: ignore[union-attr]
-            f"{m['reference'].seconds / full:.1f} | "  # type: ignore[union-attr]
-            f"{m['jsonschema'].seconds / full:.1f} | "  # type: ignore[union-attr]
-            f"{m['incremental'].seconds / full:.2f} |"  # type: ignore[union-attr]
+            f"| {packets} | {full / floor:.1f} | {r['reference'].seconds / full:.1f} | "
+            f"{r['jsonschema'].seconds / full:.1f} | {r['incremental'].seconds / full:.2f} | "
+            f"{r['full_1'].seconds / floor:.1f} |"
         )
     sizes = list(all_results)
     if len(sizes) > 1:
         small, big = all_results[sizes[0]], all_results[sizes[-1]]
-        growth = big["full"].peak_mb / small["full"].peak_mb  # type: ignore[union-attr]
-        scale = big["records"] / small["records"]  # type: ignore[operator]
-        lines += [
-            "",
-            f"Peak RSS of the full build grew {growth:.2f}x for {scale:.1f}x the records.",
-        ]
+        scale = big["records"] / small["records"]
+        for step in ("full", "full_1"):
+            growth = big[step].peak_mb / small[step].peak_mb
+            lines.append(
+                f"\nPeak RSS of the {LABELS[step].format(jobs=jobs)} grew {growth:.2f}x "
+                f"for {scale:.1f}x the records."
+            )
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--packets", type=int, nargs="+", default=[1000])
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each quick step")
     parser.add_argument("--keep", type=Path, help="keep repositories and indexes here")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="labnote-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        results = {n: bench(n, work) for n in args.packets}
+        results = {n: bench(n, work, args.repeat) for n in args.packets}
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    print(report(results))
+    print(report(results, args.repeat))
 
 
 if __name__ == "__main__":

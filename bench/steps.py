@@ -2,7 +2,7 @@
 
 python bench/steps.py floor REPO
 python bench/steps.py jsonschema REPO SCHEMA_DIR
-python bench/steps.py checks DB
+python bench/steps.py checks DB      (seconds in one process, then in several)
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def reference_validator(repo: Path, schemas: Path, compiled: bool = True) -> int
     return invalid
 
 
-def checks(db_path: Path) -> float:
+def checks(db_path: Path, jobs: int) -> float:
     """Seconds the whole check catalogue takes on an existing index."""
     import sqlite_utils
 
@@ -90,7 +90,7 @@ def checks(db_path: Path) -> float:
     db = sqlite_utils.Database(db_path)
     catalogue = load_checks()
     start = time.perf_counter()
-    run_checks(db, catalogue)
+    run_checks(db, catalogue, jobs=jobs)
     return time.perf_counter() - start
 
 
@@ -103,6 +103,9 @@ if __name__ == "__main__":
     elif step == "jsonschema-per-file":
         print(reference_validator(Path(args[0]), Path(args[1]), compiled=False))
     elif step == "checks":
-        print(f"{checks(Path(args[0])):.4f}")
+        from labnote_index.parallel import default_jobs
+
+        # in one process, then in as many as a build uses
+        print(f"{checks(Path(args[0]), 1):.4f} {checks(Path(args[0]), default_jobs()):.4f}")
     else:
         raise SystemExit(f"unknown step {step}")
