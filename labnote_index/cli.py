@@ -240,10 +240,10 @@ def check(
         _run_build(repo, db_path, files, enforce_layout, full, jobs)
         db = sqlite_utils.Database(db_path)
     else:
-        if files or enforce_layout or full or jobs:
-            raise click.UsageError("FILES, --enforce-layout, --full and --jobs need REPO")
+        if files or enforce_layout or full:
+            raise click.UsageError("FILES, --enforce-layout and --full need REPO")
         db = _open_index(db_path)
-        checks.run_checks(db)
+        checks.run_checks(db, jobs=jobs or default_jobs())
     found = checks.findings(db)
     if fmt == "json":
         click.echo(report.findings_json(found))

@@ -38,7 +38,7 @@ MIN_PART = 2000
 MAX_JOBS = 4
 
 
-class ShardError(Exception):
+class WorkerError(Exception):
     """A worker process died before finishing its share of the work."""
 
 
@@ -79,7 +79,8 @@ def run_sharded(
     parts = [items[start : start + size] for start in range(0, len(items), size)]
     done = context.Array("q", len(parts), lock=False)  # items done by each worker
     # Shards go beside the index: on its disk, not in a memory-backed /tmp.
-    work_dir = Path(database_file(db)).parent
+    index_file = database_file(db)
+    work_dir = Path(index_file).parent if index_file else None
     with tempfile.TemporaryDirectory(prefix=".shards-", dir=work_dir) as tmp:
         shards = [Path(tmp) / f"shard-{n}.db" for n in range(1, len(parts))]
         workers = [
@@ -108,7 +109,7 @@ def run_sharded(
                     worker.join(0.1)
                     report(0)
                 if worker.exitcode != 0:
-                    raise ShardError(
+                    raise WorkerError(
                         f"a worker process indexing {len(parts[workers.index(worker) + 1])} "
                         f"files exited with status {worker.exitcode}; "
                         "run the build again with --jobs 1 to see why"
@@ -117,6 +118,8 @@ def run_sharded(
                 _merge(db, shard, tables)
         finally:
             for worker in workers:
+                if worker.pid is None:
+                    continue  # never started
                 if worker.is_alive():
                     worker.terminate()
                 worker.join()
@@ -193,7 +196,7 @@ def map_forked(func: Callable[[list[T]], list[R]], items: Sequence[T], jobs: int
             try:
                 answers = receive.recv()  # before join: a big answer fills the pipe
             except EOFError:
-                raise ShardError(
+                raise WorkerError(
                     "a worker process died before answering; run again with --jobs 1 to see why"
                 ) from None
             for i, result in zip(hand, answers, strict=True):

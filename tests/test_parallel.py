@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -75,17 +76,19 @@ def test_a_failed_worker_fails_the_run(tmp_path: Path, small_parts: None):
     def write(target: sqlite_utils.Database, items: Sequence[str], progress: object) -> None:
         if "boom" in items:
             raise RuntimeError("a bug in a writer")
-        target["build_info"].insert_all({"key": item, "value": "ok"} for item in items)
+        target["build_info"].insert_all({"key": item, "value": os.getpid()} for item in items)
 
     items = [f"item-{n}" for n in range(20)] + ["boom"]
-    with pytest.raises(parallel.ShardError, match="--jobs 1"):
+    with pytest.raises(parallel.WorkerError, match="--jobs 1"):
         parallel.run_sharded(db, items, write, ["build_info"], jobs=3)
     assert not list(tmp_path.glob(".shards-*"))
 
     db = sqlite_utils.Database(tmp_path / "again.db")
     create_tables(db)
     parallel.run_sharded(db, items[:-1], write, ["build_info"], jobs=3)
-    assert [r["key"] for r in db["build_info"].rows] == items[:-1]
+    rows = list(db["build_info"].rows)
+    assert [r["key"] for r in rows] == items[:-1]  # in order, whoever wrote them
+    assert len({r["value"] for r in rows}) == 3  # three processes did
 
 
 def test_interrupted_spread_build_stops_its_workers(repo: Repo, small_parts: None):
@@ -112,12 +115,21 @@ def test_jobs_option(repo: Repo, small_parts: None):
     built = runner.invoke(cli, ["build", str(repo.root), "--db", str(repo.db_path), "--jobs", "2"])
     assert built.exit_code == 0, built.output
     assert sqlite_utils.Database(repo.db_path)["records"].count > 2 * parallel.MIN_PART
-    for bad in (["--jobs", "0", str(repo.root)], ["--jobs", "2"]):  # zero; no REPO to read
-        result = runner.invoke(cli, ["check", "--db", str(repo.db_path), *bad])
-        assert result.exit_code == 2, result.output
+    again = runner.invoke(cli, ["check", "--db", str(repo.db_path), "--jobs", "2"])
+    assert again.exit_code == 0, again.output
+    zero = runner.invoke(cli, ["check", "--db", str(repo.db_path), "--jobs", "0", str(repo.root)])
+    assert zero.exit_code == 2 and "--jobs" in zero.output
 
 
-def test_checks_dealt_out_find_what_one_process_finds(sample_repo: Repo, tmp_path: Path):
+@pytest.fixture
+def small_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Test indexes are small: deal the checks out even so.
+    monkeypatch.setattr(checks, "DEAL_OUT_FROM", 0)
+
+
+def test_checks_dealt_out_find_what_one_process_finds(
+    sample_repo: Repo, tmp_path: Path, small_index: None
+):
     db = sample_repo.index()
     one = checks.run_checks(db, jobs=1)
     alone = findings(db)
@@ -125,7 +137,9 @@ def test_checks_dealt_out_find_what_one_process_finds(sample_repo: Repo, tmp_pat
     assert findings(db) == alone
 
 
-def test_transition_checks_dealt_out_read_the_attached_base(history: Repo, tmp_path: Path):
+def test_transition_checks_dealt_out_read_the_attached_base(
+    history: Repo, tmp_path: Path, small_index: None
+):
     for _, change in ILLEGAL[:6]:
         change(history)
     history.index().close()
@@ -139,3 +153,14 @@ def test_transition_checks_dealt_out_read_the_attached_base(history: Repo, tmp_p
     transitions = [f for f in found[3] if f["check"] in TRANSITION_CHECKS]
     assert {c for c, _ in ILLEGAL[:6]} <= {f["check"] for f in transitions}
     assert found[3] == found[1]
+
+
+def test_map_forked_deals_items_out_and_keeps_their_order():
+    def where(hand: list[int]) -> list[tuple[int, int]]:
+        return [(item * item, os.getpid()) for item in hand]
+
+    answers = parallel.map_forked(where, list(range(10)), jobs=3)
+    assert [square for square, _ in answers] == [n * n for n in range(10)]
+    pids = [pid for _, pid in answers]
+    assert len(set(pids)) == 3 and pids[0] == pids[3] == os.getpid()
+    assert parallel.map_forked(where, [7], jobs=3) == [(49, os.getpid())]  # one item: here
