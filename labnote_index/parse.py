@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,13 @@ from typing import Any
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 
 UTF8_BOM = b"\xef\xbb\xbf"
+
+# SQLite integers are 64-bit; JSON numbers are not.
+SQLITE_INTEGERS = range(-(2**63), 2**63)
+# A \uD800-\uDFFF escape: the only way a lone surrogate (text that is not
+# Unicode, which SQLite cannot store) gets into a parsed value.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -34,8 +43,8 @@ class ParsedFile:
     problems: list[tuple[str, str, str]] = field(default_factory=list)
 
 
-class _DuplicateKeys(Exception):
-    pass
+class _Digits(str):
+    """An integer too big for SQLite, kept as its digits (and so told from a string)."""
 
 
 def _reject_constant(name: str) -> Any:
@@ -78,6 +87,14 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, 
         return None, "file is empty: a record is one JSON object", problems, text
 
     duplicates: list[str] = []
+    too_big: list[str] = []
+
+    def parse_int(digits: str) -> int | str:
+        number = int(digits)
+        if number in SQLITE_INTEGERS:
+            return number
+        too_big.append(digits)
+        return _Digits(digits)  # kept as text: no 64-bit column can hold it
 
     def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         obj: dict[str, Any] = {}
@@ -88,12 +105,29 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, 
         return obj
 
     try:
-        value = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=_reject_constant)
+        value = json.loads(
+            text,
+            object_pairs_hook=pairs_hook,
+            parse_constant=_reject_constant,
+            parse_int=parse_int,
+        )
     except json.JSONDecodeError as exc:
         error = f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         return None, error, problems, text
     except (ValueError, RecursionError) as exc:
         return None, f"malformed JSON: {exc}", problems, text
+    if _may_hold_surrogates(text):  # first, so that no field name below holds one
+        value, fields = _replace_surrogates(value)
+        duplicates = [_SURROGATE.sub("\ufffd", key) for key in duplicates]
+        for key in fields:
+            problems.append(
+                (
+                    key,
+                    "lone_surrogate",
+                    "text here holds an unpaired UTF-16 surrogate escape (\\uD800-\\uDFFF), "
+                    "which is not Unicode; it was indexed as U+FFFD",
+                )
+            )
     for key in dict.fromkeys(duplicates):
         problems.append(
             (
@@ -102,7 +136,58 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, 
                 f"key {key!r} appears more than once in one object; the last value was indexed",
             )
         )
+    for key in _fields_holding(value, lambda v: isinstance(v, _Digits)) if too_big else ():
+        problems.append(
+            (
+                key,
+                "number_out_of_range",
+                "an integer here does not fit in SQLite's 64-bit integers: its column "
+                "holds it as text, or rounded in a numeric column; record_json holds it exactly",
+            )
+        )
     return value, None, problems, text
+
+
+def _fields_holding(value: Any, match: Callable[[Any], bool]) -> list[str]:
+    """The top-level keys of an object whose value holds, at any depth, a string that
+    matches ("" for the top level itself)."""
+
+    def holds(item: Any) -> bool:
+        if isinstance(item, dict):
+            return any(holds(k) or holds(v) for k, v in item.items())
+        if isinstance(item, list):
+            return any(holds(v) for v in item)
+        return isinstance(item, str) and match(item)
+
+    if not isinstance(value, dict):
+        return [""] if holds(value) else []
+    return [key for key, item in value.items() if holds(key) or holds(item)]
+
+
+def _may_hold_surrogates(text: str) -> bool:
+    return "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None
+
+
+def without_surrogates(value: Any, text: str) -> Any:
+    """``value``, parsed from ``text``, with lone surrogates replaced by U+FFFD
+    (neither SQLite nor a UTF-8 file can hold them), as the index reads it."""
+    return _replace_surrogates(value)[0] if _may_hold_surrogates(text) else value
+
+
+def _replace_surrogates(value: Any) -> tuple[Any, list[str]]:
+    """The value with every lone surrogate replaced by U+FFFD, and where there were some."""
+    fields = _fields_holding(value, lambda v: _SURROGATE.search(v) is not None)
+
+    def clean(item: Any) -> Any:
+        if isinstance(item, dict):
+            return {clean(k): clean(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [clean(v) for v in item]
+        if isinstance(item, str) and _SURROGATE.search(item):
+            return _SURROGATE.sub("\ufffd", item)
+        return item  # as it is (a _Digits stays one)
+
+    return (clean(value) if fields else value), [_SURROGATE.sub("\ufffd", f) for f in fields]
 
 
 def read_record_file(path: Path | str, size: int | None = None) -> ParsedFile:

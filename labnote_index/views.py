@@ -21,6 +21,7 @@ from typing import Any
 import sqlite_utils
 
 from .formats import RECORD_TYPES, RecordType
+from .parse import without_surrogates
 
 _COLUMN_SPECS = {
     "packet": "packet_id date created_at created_by deposited_by content_origin source_note "
@@ -69,7 +70,7 @@ def _canonical(db: sqlite_utils.Database, rt: RecordType) -> Iterator[dict[str, 
         "WHERE substr(j.file, 1, ?) = ? AND r.record_type = ? ORDER BY r.record_id, r.file",
         [len(prefix), prefix, rt.name],
     ):
-        data = json.loads(row["json"])
+        data = without_surrogates(json.loads(row["json"]), row["json"])
         if data.get("record_type") == rt.name:
             yield data
 

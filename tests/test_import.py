@@ -12,6 +12,7 @@ import sqlite_utils
 
 from bench.generate import generate
 from labnote_index.importer import build_index
+from labnote_index.views import render_views
 
 from .conftest import SAMPLE_REPO, Repo, findings_of
 
@@ -235,6 +236,38 @@ def test_bom_and_duplicate_keys_are_read_and_flagged(repo: Repo):
         for r in db.query("SELECT * FROM validation_errors WHERE file = ?", [packet])
     }
     assert errors == {("", "encoding_bom"), ("notes", "duplicate_key")}
+
+
+def test_numbers_beyond_64_bits_and_lone_surrogates_are_indexed_and_flagged(repo: Repo):
+    # Python reads both; SQLite stores neither (an OverflowError, a UnicodeEncodeError).
+    packet = repo.first("registry/packets/*/*.json")
+    text = (repo.root / packet).read_text()
+    big = "10000000000000000000"
+    text = text.replace('"notes": ""', f'"notes": "half \\ud800 a pair", "\\udc80": {big}')
+    text = text.replace('"schema_version": 1', '"schema_version": 123456789012345678901234567890')
+    repo.write(packet, text)
+    message = repo.first("registry/messages/*/*.json")
+    repo.edit(message, notes="intact")
+    db = repo.index()
+    row = db["packets"].get(packet)
+    assert row["notes"] == "half \ufffd a pair"
+    assert row["schema_version"] == 1.2345678901234568e29  # a numeric column rounds it
+    assert json.loads(row["extra"]) == {"\ufffd": big}  # as text: exactly
+    assert db["record_json"].get(packet)["json"] == text  # the file as written
+    errors = {
+        (r["field"], r["error_type"])
+        for r in db.query("SELECT * FROM validation_errors WHERE file = ?", [packet])
+    }
+    assert {
+        ("schema_version", "number_out_of_range"),
+        ("notes", "lone_surrogate"),
+        ("\ufffd", "lone_surrogate"),
+        ("\ufffd", "number_out_of_range"),
+    } <= errors
+    strict = {(f["file"], f["field"]) for f in findings_of(db) if f["check"] == "json_strict"}
+    assert {(packet, "schema_version"), (packet, "notes")} <= strict
+    assert db["messages"].get(message)["notes"] == "intact"  # the rest is indexed as ever
+    assert "half \ufffd a pair" in render_views(db)["registry/packet_registry.csv"]
 
 
 def test_unknown_record_type(repo: Repo):
