@@ -30,6 +30,23 @@ def parent_dir(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
+def storable(path: str) -> bool:
+    """Whether a path is text SQLite can store: a file name that is not UTF-8
+    reaches Python with surrogate escapes in it."""
+    if path.isascii():
+        return True
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def displayable(path: str) -> str:
+    """A path as text that can be stored and shown: bytes that are not UTF-8 as \\xNN."""
+    return path if storable(path) else os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def classify(path: str) -> str:
     """The kind of a repository-relative path."""
     name = path.rsplit("/", 1)[-1]

@@ -16,7 +16,7 @@ from typing import Any
 
 import sqlite_utils
 
-from .discover import parent_dir
+from .discover import displayable, parent_dir
 from .models import SAFE_PATH_RE
 from .parallel import run_sharded
 from .parse import hash_file
@@ -178,7 +178,7 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
                 if not entry.is_file(follow_symlinks=False):
                     continue  # a lock cannot vouch for a link: never followed
                 st = entry.stat(follow_symlinks=False)
-                key = (packet_dir, rel)
+                key = (packet_dir, displayable(rel))
                 keep.add(key)
                 if stored.get(key) == (st.st_size, st.st_mtime_ns):
                     continue
@@ -188,7 +188,7 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
                 fresh.append(
                     {
                         "packet_dir": packet_dir,
-                        "path": rel,
+                        "path": key[1],
                         "size": size,
                         "mtime_ns": st.st_mtime_ns,
                         "sha256": digest,

@@ -28,7 +28,14 @@ from typing import Any
 import sqlite_utils
 
 from . import checks, views
-from .discover import DiscoveredFile, classify, discover, named_files, parent_dir
+from .discover import (
+    DiscoveredFile,
+    classify,
+    discover,
+    displayable,
+    named_files,
+    parent_dir,
+)
 from .disk import Sandbox, lstat_key, refresh_artifacts, refresh_packet_files
 from .formats import RECORD_TYPES
 from .load import FileLoader
@@ -126,7 +133,7 @@ def build_index(
         changed = None  # the files read again or removed, on an incremental build
         if incremental:
             to_read, removed = _changes(db, sandbox, found)
-            changed = [f.path for f in to_read] + removed
+            changed = [displayable(f.path) for f in to_read] + removed
             _forget(db, changed)
         else:
             create_tables(db)

@@ -15,7 +15,7 @@ from typing import Any
 import sqlite_utils
 
 from . import handoff
-from .discover import DiscoveredFile, parent_dir
+from .discover import DiscoveredFile, displayable, parent_dir, storable
 from .disk import Sandbox, lstat_key
 from .formats import (
     LEGACY_FIELDS,
@@ -89,6 +89,13 @@ class FileLoader:
         path = found.path
         file_row: dict[str, Any] = {"path": path, "kind": found.kind, "record_type": None}
         rows.add("files", file_row)
+        if not storable(path):
+            file_row["path"] = displayable(path)
+            file_row["error"] = (
+                "file name is not valid UTF-8 (shown here with \\xNN escapes): "
+                "rename it in UTF-8; it was not read"
+            )
+            return
         full = self.sandbox.path(path)
         key = None if _outside(path) else found.stat or lstat_key(full)
         if key is not None:

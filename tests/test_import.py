@@ -15,6 +15,7 @@ from labnote_index.importer import build_index
 from labnote_index.views import render_views
 
 from .conftest import SAMPLE_REPO, Repo, findings_of
+from .test_incremental import content
 
 
 def json_files(root: Path) -> set[str]:
@@ -268,6 +269,31 @@ def test_numbers_beyond_64_bits_and_lone_surrogates_are_indexed_and_flagged(repo
     assert {(packet, "schema_version"), (packet, "notes")} <= strict
     assert db["messages"].get(message)["notes"] == "intact"  # the rest is indexed as ever
     assert "half \ufffd a pair" in render_views(db)["registry/packet_registry.csv"]
+
+
+def test_file_names_that_are_not_utf8_are_accounted_for_not_read(sample_repo: Repo, tmp_path: Path):
+    # Linux allows any bytes in a name; Python hands them over as surrogate escapes.
+    root = os.fsencode(sample_repo.root)
+    packet_dir = b"docs/workflow/roles/architect/reports/retention-policy/packet-v001"
+    for name in (b"registry/packets/2026/bad\xffname.json", packet_dir + b"/notes-\xfe.md"):
+        with open(root + b"/" + name, "wb") as handle:
+            handle.write(b"{}")
+    os.makedirs(root + b"/docs/\xfd", exist_ok=True)
+    with open(root + b"/docs/\xfd/handoff.manifest.json", "wb") as handle:
+        handle.write(b"{}")
+    db = sample_repo.index()
+    errors = {r["path"]: r["error"] for r in db.query("SELECT * FROM files WHERE error != ''")}
+    for shown in ("registry/packets/2026/bad\\xffname.json", "docs/\\xfd/handoff.manifest.json"):
+        assert "not valid UTF-8" in errors[shown]
+    files = [r["path"] for r in db.query("SELECT path FROM handoff_files")]
+    assert "notes-\\xfe.md" in files
+    assert {f["file"] for f in findings_of(db) if f["check"] == "file_unreadable"} >= set(errors)
+    again = build_index(sample_repo.root, sample_repo.db_path)  # incremental, not a crash
+    assert again.incremental
+    build_index(sample_repo.root, tmp_path / "full.db", full=True)
+    assert content(sqlite_utils.Database(sample_repo.db_path)) == content(
+        sqlite_utils.Database(tmp_path / "full.db")
+    )
 
 
 def test_unknown_record_type(repo: Repo):
