@@ -16,6 +16,8 @@ from typing import NamedTuple
 from .formats import GENERATED_VIEWS, HANDOFF_MANIFEST, PACKET_LOCK
 
 REGISTRY = "registry"
+# The kind of a directory that could not be listed.
+UNLISTED = "unlisted_directory"
 
 
 class DiscoveredFile(NamedTuple):  # a tuple: one is made for every file, every build
@@ -80,7 +82,15 @@ def discover(repo: Path, entered: Callable[[str], None] | None = None) -> Iterat
     def walk(directory: str, rel_top: str, in_registry: bool) -> None:
         if entered:
             entered(rel_top[:-1])
-        with os.scandir(directory) as entries:
+        try:
+            entries = os.scandir(directory)
+        except OSError:
+            if not rel_top:
+                raise  # the repository itself
+            # Whatever it holds is unseen: the directory itself is reported.
+            found.append(DiscoveredFile(rel_top[:-1], UNLISTED))
+            return
+        with entries:
             for entry in entries:
                 name = entry.name
                 rel = rel_top + name
@@ -88,12 +98,12 @@ def discover(repo: Path, entered: Callable[[str], None] | None = None) -> Iterat
                     if not name.startswith("."):
                         walk(entry.path, rel + "/", in_registry or rel == REGISTRY)
                 elif in_registry or name in (HANDOFF_MANIFEST, PACKET_LOCK):
-                    st = entry.stat(follow_symlinks=False)
-                    found.append(
-                        DiscoveredFile(
-                            rel, classify(rel), (st.st_size, st.st_mtime_ns, entry.is_symlink())
-                        )
-                    )
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                        key = (st.st_size, st.st_mtime_ns, entry.is_symlink())
+                    except OSError:  # gone since the listing: the loader says so
+                        key = None
+                    found.append(DiscoveredFile(rel, classify(rel), key))
 
     walk(str(repo), "", False)
     found.sort()  # by path: no two files share one

@@ -119,6 +119,8 @@ def build_index(
     jobs = default_jobs() if jobs is None else jobs
     if not repo.is_dir():
         raise RepositoryError(f"{repo} is not a directory: give the root of a LabNote repository")
+    if not os.access(repo, os.R_OK | os.X_OK):
+        raise RepositoryError(f"{repo} cannot be read: check its permissions")
     sandbox = Sandbox(repo)
     settings = {
         "format": INDEX_FORMAT,

@@ -145,6 +145,11 @@ class FileLoader:
             target = os.readlink(full) if key[2] else "a directory outside"
             return f"symlink points outside the repository (to {target}); it was not read"
         if not os.path.isfile(full):
+            if os.path.isdir(full):
+                return (
+                    "directory could not be listed, so the files in it are not indexed: "
+                    "make it readable"
+                )
             return (
                 "dangling symlink" if key[2] and not os.path.exists(full) else "not a regular file"
             )
