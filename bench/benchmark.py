@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,19 +55,66 @@ class Measure:
     seconds: float
     peak_mb: float
     output: str
+    total_mb: float = 0.0  # the most the process and its workers held at once (PSS)
+
+
+def _process_tree(root: int) -> list[int]:
+    """root and its descendants, from /proc."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue  # gone meanwhile
+            parents.setdefault(ppid, []).append(int(entry))
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo += parents.get(pid, [])
+    return tree
+
+
+def _pss_mb(pid: int) -> float:
+    """Proportional set size: shared pages split among the processes sharing them,
+    so that the sum over processes is the memory they hold together."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def run(args: list[str]) -> Measure:
-    """Run a command to completion: its wall time, and the peak RSS of the largest
-    of its processes (wait4 reports the most of the process and its children)."""
+    """Run a command to completion: its wall time, the peak RSS of the largest of its
+    processes (wait4 reports the most of the process and its children), and the most
+    memory all its processes held at once (sampled every 20 ms)."""
     start = time.perf_counter()
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    total = [0.0]
+    finished = threading.Event()
+
+    def sample() -> None:
+        while not finished.wait(0.02):
+            held = sum(_pss_mb(pid) for pid in _process_tree(process.pid))
+            total[0] = max(total[0], held)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     output = process.stdout.read().decode() if process.stdout else ""
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
+    finished.set()
+    sampler.join()
     if os.waitstatus_to_exitcode(status) not in (0, 1):
         raise SystemExit(f"{' '.join(args)} failed with status {status}")
-    return Measure(seconds, usage.ru_maxrss / 1024, output)  # ru_maxrss is in KiB on Linux
+    # ru_maxrss is in KiB on Linux
+    return Measure(seconds, usage.ru_maxrss / 1024, output, total[0])
 
 
 def warm(repo: Path) -> None:
@@ -90,7 +138,12 @@ def median(measures: list[Measure]) -> Measure:
     """The median wall time; the largest peak RSS seen."""
     ordered = sorted(measures, key=lambda m: m.seconds)
     middle = ordered[len(ordered) // 2]
-    return Measure(middle.seconds, max(m.peak_mb for m in measures), middle.output)
+    return Measure(
+        middle.seconds,
+        max(m.peak_mb for m in measures),
+        middle.output,
+        max(m.total_mb for m in measures),
+    )
 
 
 STEPS = ["floor", "reference", "jsonschema", "full", "full_1", "incremental"]
@@ -152,19 +205,22 @@ def report(all_results: dict[int, dict[str, Any]], repeat: int) -> str:
         f"{platform.system()} {platform.machine()}; labnote-index uses {jobs} processes "
         f"by default here. Median of {repeat} runs (the reference: one run).",
         "",
-        "| packets | records | step | wall s | peak RSS MB |",
-        "| ---: | ---: | --- | ---: | ---: |",
+        "| packets | records | step | wall s | peak RSS MB, largest process "
+        "| peak PSS MB, all processes |",
+        "| ---: | ---: | --- | ---: | ---: | ---: |",
     ]
     for packets, r in all_results.items():
         for step in STEPS:
             m = r[step]
             label = LABELS[step].format(jobs=jobs)
             lines.append(
-                f"| {packets} | {r['records']} | {label} | {m.seconds:.2f} | {m.peak_mb:.0f} |"
+                f"| {packets} | {r['records']} | {label} | {m.seconds:.2f} | {m.peak_mb:.0f} "
+                f"| {m.total_mb:.0f} |"
             )
         for key, label in (("checks_1", "1 process"), ("checks", f"{jobs} processes")):
             lines.append(
-                f"| {packets} | {r['records']} | check catalogue alone, {label} | {r[key]:.2f} | |"
+                f"| {packets} | {r['records']} | check catalogue alone, {label} | "
+                f"{r[key]:.2f} | | |"
             )
     lines += [
         "",
