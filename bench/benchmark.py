@@ -13,7 +13,9 @@ step's processes):
 5. checks         the check catalogue alone, on the built index (in-process timing)
 
 Every step but the minutes-long reference runs --repeat times; the median is
-reported (this machine's timings drift between runs).
+reported (this machine's timings drift between runs). One more run of each
+samples the memory all of the step's processes hold together (the sampling
+itself takes CPU, so that run is not timed).
 
     python bench/benchmark.py --packets 1000 10000 [--repeat 3]
 """
@@ -55,7 +57,7 @@ class Measure:
     seconds: float
     peak_mb: float
     output: str
-    total_mb: float = 0.0  # the most the process and its workers held at once (PSS)
+    total_mb: float = 0.0  # the most the process and its workers held at once (PSS), sampled
 
 
 def _process_tree(root: int) -> list[int]:
@@ -90,27 +92,30 @@ def _pss_mb(pid: int) -> float:
     return 0.0
 
 
-def run(args: list[str]) -> Measure:
+def run(args: list[str], sample: bool = False) -> Measure:
     """Run a command to completion: its wall time, the peak RSS of the largest of its
-    processes (wait4 reports the most of the process and its children), and the most
-    memory all its processes held at once (sampled every 20 ms)."""
+    processes (wait4 reports the most of the process and its children), and, with
+    ``sample``, the most memory all its processes held at once (sampled every 20 ms;
+    the sampling costs CPU, so a sampled run's time is not one to report)."""
     start = time.perf_counter()
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     total = [0.0]
     finished = threading.Event()
 
-    def sample() -> None:
+    def sampler() -> None:
         while not finished.wait(0.02):
             held = sum(_pss_mb(pid) for pid in _process_tree(process.pid))
             total[0] = max(total[0], held)
 
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
+    thread = threading.Thread(target=sampler, daemon=True)
+    if sample:
+        thread.start()
     output = process.stdout.read().decode() if process.stdout else ""
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
     finished.set()
-    sampler.join()
+    if sample:
+        thread.join()
     if os.waitstatus_to_exitcode(status) not in (0, 1):
         raise SystemExit(f"{' '.join(args)} failed with status {status}")
     # ru_maxrss is in KiB on Linux
@@ -138,12 +143,7 @@ def median(measures: list[Measure]) -> Measure:
     """The median wall time; the largest peak RSS seen."""
     ordered = sorted(measures, key=lambda m: m.seconds)
     middle = ordered[len(ordered) // 2]
-    return Measure(
-        middle.seconds,
-        max(m.peak_mb for m in measures),
-        middle.output,
-        max(m.total_mb for m in measures),
-    )
+    return Measure(middle.seconds, max(m.peak_mb for m in measures), middle.output)
 
 
 STEPS = ["floor", "reference", "jsonschema", "full", "full_1", "incremental"]
@@ -172,12 +172,14 @@ def bench(packets: int, work: Path, repeat: int) -> dict[str, Any]:
 
     def runs(args: list[str], before: Any = None) -> Measure:
         measures = []
-        for n in range(repeat):
+        for n in range(repeat + 1):
             if before:
                 before(n)
-            measures.append(run(args))
+            measures.append(run(args, sample=n == repeat))  # memory from one more run
             os.sync()  # what one run wrote is on disk before the next starts
-        return median(measures)
+        timed = median(measures[:-1])
+        timed.total_mb = measures[-1].total_mb
+        return timed
 
     full = [*cli, "check", str(repo), "--db", str(db), "--full", "--format", "json"]
     results["floor"] = runs([*steps, "floor", str(repo)])
@@ -215,7 +217,7 @@ def report(all_results: dict[int, dict[str, Any]], repeat: int) -> str:
             label = LABELS[step].format(jobs=jobs)
             lines.append(
                 f"| {packets} | {r['records']} | {label} | {m.seconds:.2f} | {m.peak_mb:.0f} "
-                f"| {m.total_mb:.0f} |"
+                f"| {f'{m.total_mb:.0f}' if m.total_mb else 'not sampled'} |"
             )
         for key, label in (("checks_1", "1 process"), ("checks", f"{jobs} processes")):
             lines.append(
