@@ -58,6 +58,12 @@ class Measure:
     peak_mb: float
     output: str
     total_mb: float = 0.0  # the most the process and its workers held at once (PSS), sampled
+    spread: tuple[float, float] | None = None  # fastest and slowest of repeated runs
+
+    def wall(self) -> str:
+        if self.spread is None or self.spread[0] == self.spread[1]:
+            return f"{self.seconds:.2f}"
+        return f"{self.seconds:.2f} ({self.spread[0]:.2f}-{self.spread[1]:.2f})"
 
 
 def _process_tree(root: int) -> list[int]:
@@ -143,7 +149,8 @@ def median(measures: list[Measure]) -> Measure:
     """The median wall time; the largest peak RSS seen."""
     ordered = sorted(measures, key=lambda m: m.seconds)
     middle = ordered[len(ordered) // 2]
-    return Measure(middle.seconds, max(m.peak_mb for m in measures), middle.output)
+    spread = (ordered[0].seconds, ordered[-1].seconds)
+    return Measure(middle.seconds, max(m.peak_mb for m in measures), middle.output, spread=spread)
 
 
 STEPS = ["floor", "reference", "jsonschema", "full", "full_1", "incremental"]
@@ -207,8 +214,8 @@ def report(all_results: dict[int, dict[str, Any]], repeat: int) -> str:
         f"{platform.system()} {platform.machine()}; labnote-index uses {jobs} processes "
         f"by default here. Median of {repeat} runs (the reference: one run).",
         "",
-        "| packets | records | step | wall s | peak RSS MB, largest process "
-        "| peak PSS MB, all processes |",
+        "| packets | records | step | wall s, median (fastest-slowest) "
+        "| peak RSS MB, largest process | peak PSS MB, all processes |",
         "| ---: | ---: | --- | ---: | ---: | ---: |",
     ]
     for packets, r in all_results.items():
@@ -216,7 +223,7 @@ def report(all_results: dict[int, dict[str, Any]], repeat: int) -> str:
             m = r[step]
             label = LABELS[step].format(jobs=jobs)
             lines.append(
-                f"| {packets} | {r['records']} | {label} | {m.seconds:.2f} | {m.peak_mb:.0f} "
+                f"| {packets} | {r['records']} | {label} | {m.wall()} | {m.peak_mb:.0f} "
                 f"| {f'{m.total_mb:.0f}' if m.total_mb else 'not sampled'} |"
             )
         for key, label in (("checks_1", "1 process"), ("checks", f"{jobs} processes")):

@@ -47,8 +47,8 @@ class Sandbox:
         return self._dirs[rel_dir]
 
     def entered(self, rel_dir: str) -> None:
-        """A directory the walk entered without following a symlink: inside, no
-        need to resolve it (resolving thousands of directories costs seconds)."""
+        """A directory the walk entered without following a symlink: inside, with no
+        need to resolve it (a realpath costs a stat a path component)."""
         self._dirs[rel_dir] = True
 
     def inside(self, rel: str, is_link: bool | None = None) -> bool:
@@ -125,11 +125,11 @@ def refresh_artifacts(db: sqlite_utils.Database, sandbox: Sandbox, jobs: int = 1
             stale.append(path)
     delete_in(db, "artifacts", "path", list(stored) + stale)  # gone, or to be read again
 
-    def write(db: sqlite_utils.Database, paths: Sequence[str], progress: Any) -> None:
+    def write(target: sqlite_utils.Database, paths: Sequence[str], progress: Any) -> None:
         # Bodies are written as they are read, a batch at a time: never all in memory.
         for start in range(0, len(paths), 500):
             batch = [artifact_row(sandbox, path) for path in paths[start : start + 500]]
-            db["artifacts"].insert_all(batch, batch_size=500)
+            target["artifacts"].insert_all(batch, batch_size=500)
 
     run_sharded(db, todo, write, ["artifacts"], jobs)
 
