@@ -14,12 +14,18 @@ import sqlite_utils
 from . import checks, report, revisions, views
 from . import lineage as lineage_mod
 from .importer import BuildResult, RepositoryError, build_index
-from .parallel import default_jobs
+from .parallel import WorkerError, default_jobs
 
 DEFAULT_DB = "labnote.db"
 
 # Exit codes a CI job can trust.
 EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+
+
+class BuildFailed(click.ClickException):
+    """No index could be made: exit 2, never 1, which means "findings"."""
+
+    exit_code = EXIT_USAGE
 
 
 def _db_option(func):
@@ -107,7 +113,9 @@ def _run_build(
     except RepositoryError as exc:
         raise click.UsageError(str(exc)) from exc
     except OSError as exc:
-        raise click.ClickException(f"cannot write the index {db_path}: {exc.strerror}") from exc
+        raise BuildFailed(f"cannot write the index {db_path}: {exc.strerror}") from exc
+    except WorkerError as exc:
+        raise BuildFailed(str(exc)) from exc
 
 
 @contextmanager
@@ -169,7 +177,8 @@ def build(
     Without FILES every record under registry/ and every handoff manifest and
     packet lock is indexed; with FILES (paths relative to REPO) exactly those.
     Bad files are indexed as far as they can be read and reported by 'check':
-    build itself exits 0 unless REPO cannot be read (exit 2).
+    build itself exits 0 unless REPO cannot be read or the index cannot be
+    written (exit 2).
     The database is replaced only once the new index is complete. On an
     existing index of the same repository only files whose size or
     modification time changed are read again (--full reads everything).
@@ -226,7 +235,8 @@ def check(
     checkout.
 
     Exit status: 0 when nothing at or above --fail-on was found, 1 when
-    something was, 2 on a usage error or an unreadable repository.
+    something was, 2 on a usage error, an unreadable repository or an index
+    that cannot be written.
     """
     if base or head:
         if repo is None or not base:

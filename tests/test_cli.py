@@ -104,10 +104,11 @@ def test_check_on_a_file_that_is_not_an_index(tmp_path: Path):
 def test_unwritable_index_location_is_reported_not_raised(repo: Repo, tmp_path: Path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    result = run("build", repo.root, "--db", blocker / "index.db")
-    assert result.exit_code == 1
-    assert "cannot write the index" in result.output
-    assert "Traceback" not in result.output
+    for command in ("build", "check"):  # exit 2: for check, 1 would mean findings
+        result = run(command, repo.root, "--db", blocker / "index.db")
+        assert result.exit_code == 2
+        assert "cannot write the index" in result.output
+        assert "Traceback" not in result.output
 
 
 def test_orphans_text_json_csv(tmp_path: Path):
