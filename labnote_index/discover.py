@@ -22,7 +22,8 @@ UNLISTED = "unlisted_directory"
 
 class DiscoveredFile(NamedTuple):  # a tuple: one is made for every file, every build
     path: str  # repository-relative, "/"-separated
-    kind: str  # record, schema, readme, view, placeholder, stray, handoff_manifest, packet_lock
+    kind: str  # record, schema, readme, view, placeholder, stray, handoff_manifest,
+    # packet_lock, or UNLISTED
     # (size, mtime_ns, is a symlink) of the path itself, when the walk saw it
     stat: tuple[int, int, bool] | None = None
 
