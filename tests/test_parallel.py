@@ -16,7 +16,7 @@ from labnote_index import checks, parallel, revisions
 from labnote_index.checks import findings
 from labnote_index.cli import cli
 from labnote_index.importer import build_index
-from labnote_index.schema import create_tables
+from labnote_index.schema import FTS_COLUMNS, create_tables
 
 from .conftest import Repo
 from .test_incremental import content
@@ -58,14 +58,23 @@ def test_three_processes_write_what_one_does(repo: Repo, tmp_path: Path, small_p
     assert not list(tmp_path.glob(".shards-*"))  # shards are cleaned up
 
 
-def test_incremental_build_after_a_spread_one(repo: Repo, tmp_path: Path, small_parts: None):
+@pytest.mark.parametrize("edited", [1, 30])  # one file: read here; thirty: shared out
+def test_incremental_build_after_a_spread_one(
+    repo: Repo, tmp_path: Path, small_parts: None, edited: int
+):
     build_index(repo.root, repo.db_path, jobs=3)
-    repo.edit(repo.first("registry/packets/*/*.json"), notes="edited")
+    records = repo.files("registry/*/*/*.json")
+    for record in records[:edited]:
+        repo.edit(record, notes="edited")
     again = build_index(repo.root, repo.db_path, jobs=3)
-    assert again.incremental and again.reread == 1
+    assert again.incremental and again.reread == edited
     build_index(repo.root, tmp_path / "full.db", full=True, jobs=1)
-    full = sqlite_utils.Database(tmp_path / "full.db")
-    assert content(sqlite_utils.Database(repo.db_path)) == content(full)
+    incremental, full = (sqlite_utils.Database(p) for p in (repo.db_path, tmp_path / "full.db"))
+    assert content(incremental) == content(full)
+    for table in FTS_COLUMNS:  # the full-text indexes took the appended rows in
+        incremental.execute(f"INSERT INTO [{table}_fts]([{table}_fts]) VALUES ('integrity-check')")
+    hits = incremental.execute("SELECT count(*) FROM packets_fts WHERE packets_fts MATCH 'edited'")
+    assert hits.fetchone()[0] == sum(r.startswith("registry/packets/") for r in records[:edited])
 
 
 def test_a_failed_worker_fails_the_run(tmp_path: Path, small_parts: None):
