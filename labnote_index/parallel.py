@@ -14,6 +14,7 @@ costs more than the parsing it would save): a worker hands back a file.
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import signal
@@ -43,12 +44,38 @@ class WorkerError(Exception):
 
 
 def default_jobs() -> int:
-    """Processes to use: the cores this process may run on, at most MAX_JOBS."""
+    """Processes to use: the cores this process may run on, and no more than a
+    container's CPU quota allows (CI runners often have one), at most MAX_JOBS."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
+    quota = cpu_quota()
+    if quota is not None:
+        cores = min(cores, math.ceil(quota))
     return max(1, min(MAX_JOBS, cores))
+
+
+def cpu_quota() -> float | None:
+    """The CPUs this process's cgroup may use, when a quota is set."""
+    try:  # cgroup v2: "max 100000" or "150000 100000"
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+    except (OSError, ValueError):
+        try:  # cgroup v1: a quota of -1 is none
+            quota = Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").read_text().strip()
+            period = Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us").read_text().strip()
+        except OSError:
+            return None
+    return cpus_allowed(quota, period)
+
+
+def cpus_allowed(quota: str, period: str) -> float | None:
+    """CPUs a cgroup quota and period (microseconds, as the kernel writes them) allow."""
+    try:
+        allowed = int(quota) / int(period)
+    except (ValueError, ZeroDivisionError):  # "max": no quota
+        return None
+    return allowed if allowed > 0 else None  # v1 writes -1 for none
 
 
 def _fork_context() -> Any:

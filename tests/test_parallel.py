@@ -173,3 +173,18 @@ def test_map_forked_deals_items_out_and_keeps_their_order():
     pids = [pid for _, pid in answers]
     assert len(set(pids)) == 3 and pids[0] == pids[3] == os.getpid()
     assert parallel.map_forked(where, [7], jobs=3) == [(49, os.getpid())]  # one item: here
+
+
+@pytest.mark.parametrize(
+    "quota, period, cpus",
+    [("max", "100000", None), ("150000", "100000", 1.5), ("-1", "100000", None)],
+)
+def test_cpu_quota_as_the_kernel_writes_it(quota: str, period: str, cpus: float | None):
+    assert parallel.cpus_allowed(quota, period) == cpus
+
+
+def test_default_jobs_within_cores_and_quota():
+    jobs = parallel.default_jobs()
+    assert 1 <= jobs <= min(parallel.MAX_JOBS, len(os.sched_getaffinity(0)))
+    quota = parallel.cpu_quota()
+    assert quota is None or jobs <= max(1, -(-quota // 1))
