@@ -379,8 +379,8 @@ def views_command(repo: Path, db_path: Path, check_only: bool, out: Path | None)
         stale = views.stale_views(generated, out)
         for path, diff in stale:
             click.echo(f"stale: {path}")
-            if diff != "missing":
-                click.echo(diff.rstrip("\n"))
+            if diff != "missing":  # the committed file's lines are repository content
+                click.echo("\n".join(report.shown(line) for line in diff.splitlines()))
         if not stale:
             click.echo(f"{len(generated)} views are current")
         sys.exit(EXIT_FOUND if stale else EXIT_OK)

@@ -11,6 +11,8 @@ from typing import Any
 
 import sqlite_utils
 
+from .report import shown
+
 DIRECTIONS = ("up", "down", "both")
 
 # Every edge reachable from the start, following child -> parent (up) or
@@ -104,15 +106,15 @@ def lineage(db: sqlite_utils.Database, key: str, direction: str = "both") -> dic
 
 def lineage_text(tree: dict[str, Any]) -> str:
     def describe(node: dict[str, Any]) -> str:
-        status = f" [{node['status']}]" if node["status"] is not None else ""
-        return f"{node['kind']} {node['label']}{status} {node['node']}"
+        status = f" [{shown(node['status'])}]" if node["status"] is not None else ""
+        return f"{shown(node['kind'])} {shown(node['label'])}{status} {shown(node['node'])}"
 
     lines = [describe(tree)]
 
     def walk(branches: list[dict[str, Any]], indent: str) -> None:
         for b in branches:
             seen = " (shown above)" if b["repeated"] else ""
-            lines.append(f"{indent}{', '.join(b['via'])}: {describe(b)}{seen}")
+            lines.append(f"{indent}{shown(', '.join(b['via']))}: {describe(b)}{seen}")
             walk(b["children"], indent + "  ")
 
     for d in ("up", "down"):

@@ -5,11 +5,25 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterable
 from itertools import groupby
 from typing import Any
 
 from .checks import FINDING_KEYS, Check
+
+# Control characters in repository text (a newline, an escape sequence, a
+# bidirectional override) would let a record write lines of its own into a
+# terminal or a CI log, where a line starting "::" is a GitHub Actions command.
+# Text for people shows them escaped; JSON escapes them itself.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(value: Any) -> str:
+    """A value as one line of text that cannot act on a terminal: control
+    characters written as Python escapes (a newline as \\n)."""
+    text = "" if value is None else str(value)
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def findings_text(findings: list[dict[str, Any]]) -> str:
@@ -17,11 +31,11 @@ def findings_text(findings: list[dict[str, Any]]) -> str:
     lines: list[str] = []
     ordered = sorted(findings, key=lambda f: (f["file"] or "", f["severity"] != "error"))
     for file, group in groupby(ordered, key=lambda f: f["file"] or ""):
-        lines.append(file or "(repository)")
+        lines.append(shown(file) or "(repository)")
         for f in group:
-            where = f" {f['field']}" if f["field"] else ""
-            lines.append(f"  {f['severity']} [{f['check']}]{where}: {f['message']}")
-            lines.append(f"      fix: {f['hint']}")
+            where = f" {shown(f['field'])}" if f["field"] else ""
+            lines.append(f"  {f['severity']} [{f['check']}]{where}: {shown(f['message'])}")
+            lines.append(f"      fix: {shown(f['hint'])}")
     errors = sum(1 for f in findings if f["severity"] == "error")
     warnings = len(findings) - errors
     files = len({f["file"] for f in findings})
@@ -59,11 +73,11 @@ def orphans_text(orphans: list[dict[str, Any]]) -> str:
     lines: list[str] = []
     for field, group in groupby(orphans, key=lambda o: o["field"]):
         rows = list(group)
-        lines.append(f"{field} ({len(rows)})")
+        lines.append(f"{shown(field)} ({len(rows)})")
         for o in rows:
             lines.append(
-                f"  {o['file']}: {o['record_type']} {o['record_id']} -> "
-                f"missing {o['expected_type']} {o['missing_id']}"
+                f"  {shown(o['file'])}: {shown(o['record_type'])} {shown(o['record_id'])} -> "
+                f"missing {shown(o['expected_type'])} {shown(o['missing_id'])}"
             )
     lines.append(f"{len(orphans)} orphaned references")
     return "\n".join(lines)

@@ -22,6 +22,7 @@ import sqlite_utils
 
 from . import checks
 from .importer import build_index
+from .report import shown
 
 
 class RevisionError(Exception):
@@ -180,16 +181,14 @@ def diff(db_path: Path, base_db: Path) -> list[dict[str, Any]]:
 def diff_text(rows: list[dict[str, Any]]) -> str:
     lines = []
     for row in rows:
-        what = f"{row['record_type']} {row['record_id']}"
+        what = f"{shown(row['record_type'])} {shown(row['record_id'])}"
         change = row["change"]
-        if change in ("status", "handoff status"):
-            detail = f": {row['before']} -> {row['after']}"
+        if change in ("status", "handoff status", "moved"):
+            detail = f": {shown(row['before'])} -> {shown(row['after'])}"
         elif change.startswith("reference"):
-            detail = f": {row['field']} {row['after'] or row['before']}"
-        elif change == "moved":
-            detail = f": {row['before']} -> {row['after']}"
+            detail = f": {shown(row['field'])} {shown(row['after'] or row['before'])}"
         else:
-            detail = f" ({row['file']})"
+            detail = f" ({shown(row['file'])})"
         lines.append(f"{change:18} {what}{detail}")
     counts: dict[str, int] = {}
     for row in rows:

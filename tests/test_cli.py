@@ -181,3 +181,29 @@ def test_every_kind_of_bad_input_at_once_exits_zero_without_traceback(repo: Repo
     files = {f["file"] for f in json.loads(check.stdout)}
     assert "registry/packets/2025/20250303-link.json" in files
     assert "registry/messages/open/common.json" in files
+
+
+def test_text_output_cannot_carry_commands_or_escapes_from_records(history: Repo):
+    # A line starting "::" in a GitHub Actions log is a workflow command; ESC
+    # sequences act on a terminal. Record text must reach neither as it is.
+    message = history.first("registry/messages/open/*.json")
+    record_id = history.load(message)["message_id"]
+    history.edit(
+        message,
+        status="open\n::warning file=x::injected",
+        reply_to="gone\r\n::error::injected\x1b[2J",
+    )
+    db = history.db_path
+    outputs = {
+        "check": run("check", history.root, "--db", db),
+        "orphans": run("orphans", "--db", db),
+        "lineage": run("lineage", "--db", db, record_id),
+        "diff": run("diff", history.root, "--db", db, "--base", "base"),
+    }
+    for command, result in outputs.items():
+        assert result.exit_code in (0, 1), (command, result.output)
+        assert "injected" in result.output, command  # shown, escaped
+        lines = result.output.splitlines()
+        assert not [line for line in lines if line.startswith("::")], command
+        assert "\x1b" not in result.output and "\r" not in result.output, command
+    assert "\\n::warning file=x::injected" in outputs["check"].output
