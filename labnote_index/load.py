@@ -15,7 +15,7 @@ from typing import Any
 import sqlite_utils
 
 from . import handoff
-from .discover import DiscoveredFile, displayable, parent_dir, storable
+from .discover import UNLISTED, DiscoveredFile, displayable, parent_dir, storable
 from .disk import Sandbox, lstat_key
 from .formats import (
     LEGACY_FIELDS,
@@ -100,7 +100,7 @@ class FileLoader:
         key = None if _outside(path) else found.stat or lstat_key(full)
         if key is not None:
             file_row["size"], file_row["mtime_ns"] = key[0], key[1]
-        problem = self._unreadable(path, full, key)
+        problem = self._unreadable(path, found.kind, full, key)
         if problem:
             file_row["error"] = problem
             return
@@ -135,7 +135,9 @@ class FileLoader:
                     rows.add(table, row)
         self._add_problems(path, kind, packet_dir, problems, rows)
 
-    def _unreadable(self, path: str, full: str, key: tuple[int, int, bool] | None) -> str | None:
+    def _unreadable(
+        self, path: str, kind: str, full: str, key: tuple[int, int, bool] | None
+    ) -> str | None:
         """Why a discovered path must not be read, if it must not."""
         if _outside(path):
             return "path is outside the repository: name files relative to the repository root"
@@ -145,11 +147,13 @@ class FileLoader:
             target = os.readlink(full) if key[2] else "a directory outside"
             return f"symlink points outside the repository (to {target}); it was not read"
         if not os.path.isfile(full):
-            if os.path.isdir(full):
+            if kind == UNLISTED:
                 return (
                     "directory could not be listed, so the files in it are not indexed: "
                     "make it readable"
                 )
+            if os.path.isdir(full):
+                return "a directory, not a file: name the files in it"
             return (
                 "dangling symlink" if key[2] and not os.path.exists(full) else "not a regular file"
             )

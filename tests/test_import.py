@@ -380,6 +380,15 @@ def test_symlink_outside_repository_is_not_followed(repo: Repo, tmp_path: Path):
     assert not list(db.query("SELECT * FROM records WHERE file = ?", [link]))
 
 
+def test_a_directory_named_as_a_file_is_said_to_be_one(repo: Repo):
+    packet = repo.first("registry/packets/*/*.json")
+    db = repo.index(files=["registry/packets", packet])
+    assert db["files"].get("registry/packets")["error"] == (
+        "a directory, not a file: name the files in it"
+    )
+    assert db["records"].count == 1  # the file named beside it is indexed
+
+
 def test_artifact_symlink_escape_and_unsafe_paths(repo: Repo, tmp_path: Path):
     outside = tmp_path / "outside.md"
     outside.write_text("secret body")
