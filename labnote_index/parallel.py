@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import signal
 import sqlite3
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -79,10 +80,11 @@ def cpus_allowed(quota: str, period: str) -> float | None:
 
 
 def _fork_context() -> Any:
-    try:
-        return multiprocessing.get_context("fork")
-    except ValueError:  # no fork on this platform: work in one process
+    """Forking, on Linux only: elsewhere fork is missing (Windows) or unsafe with
+    system libraries (macOS), and the work is done in one process."""
+    if not sys.platform.startswith("linux"):
         return None
+    return multiprocessing.get_context("fork")
 
 
 def run_sharded(
