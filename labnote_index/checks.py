@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 import sqlite_utils
 
-from .parallel import database_file, map_forked
+from .parallel import map_forked
 
 SEVERITIES = ("error", "warning")
 FINDING_KEYS = ("check", "severity", "record_type", "record_id", "file", "field", "message", "hint")
@@ -118,16 +118,13 @@ def _violations(
 ) -> list[list[dict[str, Any]]]:
     """Each check's violating rows. Other processes read the committed database
     file through connections of their own, with the same databases attached."""
-    path = database_file(db)
+    databases = {name: file for _, name, file in db.execute("PRAGMA database_list")}
+    path = databases.pop("main")
     if jobs <= 1 or not path or db["files"].count < DEAL_OUT_FROM:
         return [list(db.query(check.sql)) for check in checks]
     if db.conn.in_transaction:
         db.conn.commit()
-    attached = [
-        (name, file)
-        for _, name, file in db.execute("PRAGMA database_list").fetchall()
-        if name not in ("main", "temp")
-    ]
+    attached = [(name, file) for name, file in databases.items() if name != "temp"]
 
     def run(hand: list[Check]) -> list[list[dict[str, Any]]]:
         conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True)

@@ -139,15 +139,13 @@ def _unchanged(sandbox: Sandbox, path: str, size: int, mtime_ns: int, status: st
     every artifact on every incremental build, so one lstat and no more)."""
     if status == "unsafe":
         return True  # decided by the path text alone
-    try:
-        st = os.lstat(sandbox.path(path))
-    except OSError:
+    key = lstat_key(sandbox.path(path))
+    if key is None:
         return status == "missing" and mtime_ns is None
-    if stat.S_ISLNK(st.st_mode):
+    if key[2]:
         return False  # a symlink is resolved again on every build
     return (
-        st.st_size == size
-        and st.st_mtime_ns == mtime_ns
+        (key[0], key[1]) == (size, mtime_ns)
         and status == "ok"
         and sandbox.dir_inside(parent_dir(path))
     )

@@ -133,13 +133,13 @@ def run_sharded(
             for worker in workers:
                 worker.start()
             write(db, parts[0], report if progress else None)
-            for worker in workers:
+            for worker, part in zip(workers, parts[1:], strict=True):
                 while worker.is_alive():
                     worker.join(0.1)
                     report(0)
                 if worker.exitcode != 0:
                     raise WorkerError(
-                        f"a worker process indexing {len(parts[workers.index(worker) + 1])} "
+                        f"a worker process indexing {len(part)} "
                         f"files exited with status {worker.exitcode}; "
                         "run the build again with --jobs 1 to see why"
                     )
