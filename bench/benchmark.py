@@ -38,7 +38,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SCHEMAS = ROOT.parent / "shared" / "labnote" / "schemas"
+SCHEMAS = ROOT / "labnote_index" / "schemas"  # the v1 schemas, packaged
 sys.path.insert(0, str(ROOT))
 
 from bench.generate import generate  # noqa: E402

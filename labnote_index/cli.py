@@ -292,13 +292,23 @@ def orphans(repo: Path | None, db_path: Path, fmt: str) -> None:
 @cli.command(name="checks")
 @_format_option(["text", "markdown"])
 def list_checks(fmt: str) -> None:
-    """List the check catalogue: id, severity, what each check protects, how to repair."""
-    catalogue = checks.load_checks()
-    if fmt == "markdown":
-        click.echo(report.catalogue_markdown(catalogue))
-        return
-    for c in catalogue:
-        click.echo(f"{c.id} ({c.severity})\n  protects: {c.protects}\n  repair: {c.repair}")
+    """List the check catalogue: id, severity, what each check protects, how to repair.
+
+    The checks of one index come first, then the transition checks that
+    'check --base' adds when it compares two revisions.
+    """
+    for title, catalogue in (
+        ("Checks of an index", "checks"),
+        ("Transition checks (check --base)", "checks/transitions"),
+    ):
+        found = checks.load_checks(catalogue)
+        if fmt == "markdown":
+            click.echo(f"## {title}\n\n{report.catalogue_markdown(found)}\n")
+            continue
+        click.echo(f"{title}:\n")
+        for c in found:
+            click.echo(f"{c.id} ({c.severity})\n  protects: {c.protects}\n  repair: {c.repair}")
+        click.echo()
 
 
 @cli.command(name="lineage")

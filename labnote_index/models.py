@@ -1,6 +1,6 @@
 """Pydantic models of the seven record types of Registry Contract v1.
 
-They follow ../shared/labnote/schemas: required fields, types (strict: "no" is
+They follow the v1 JSON Schemas (packaged in ``schemas/``): required fields, types (strict: "no" is
 not a boolean, 1 is not a string), enums, nullability, patterns, conditional
 provenance, no extra fields. Validation never stops at the first problem: each
 problem becomes one ``Problem`` naming the field, so the importer can keep the

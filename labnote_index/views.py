@@ -1,7 +1,7 @@
 """The generated compatibility views: six CSV registries and registry/INDEX.md.
 
-Made from the canonical records exactly as ../shared/labnote/VIEWS.md gives
-the reference generator's format, byte for byte, so that a repository whose
+Made from the canonical records exactly as docs/views.md gives the reference
+generator's format, byte for byte, so that a repository whose
 views the reference generator made stays current. They are computed from the
 JSON as read (``record_json``), like the reference generator, not from the
 typed columns: a legacy or invalid record is rendered as it is written.

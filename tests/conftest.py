@@ -16,8 +16,19 @@ from labnote_index.importer import build_index
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_REPO = ROOT / "sample_repo"
+# The project's own conformance fixtures (a repository root of their own).
+CONFORMANCE = ROOT / "tests" / "conformance"
+# ../shared is a reference beside the developers' checkout and CI's, never in a
+# stranger's clone: tests that read it are extras that skip where it is absent.
 SHARED = ROOT.parent / "shared"
-CONFORMANCE = SHARED / "labnote" / "conformance"
+
+
+def needs_shared(*parts: str) -> Path:
+    """A path under ../shared, or a skip (with the reason) where it is absent."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"extra: {path} is absent (../shared is not part of this project)")
+    return path
 
 
 class Repo:

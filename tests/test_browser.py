@@ -33,6 +33,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
+pytestmark = pytest.mark.browser
+
 
 def free_port() -> int:
     with socket.socket() as s:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from click.testing import CliRunner
 from labnote_index.checks import CheckFileError, load_checks, parse_check, run_checks
 from labnote_index.cli import cli
 
-from .conftest import CONFORMANCE, SAMPLE_REPO, Repo, findings_of
+from .conftest import SAMPLE_REPO, Repo, findings_of
 
 # ---- one planted defect per check: (check id, mutation returning the file it damaged)
 
@@ -361,26 +360,6 @@ def test_run_checks_rewrites_findings(repo: Repo):
     assert run_checks(db) == 0
 
 
-# ---- the reference validator's conformance suite, through the CLI
-
-CASES = json.loads((CONFORMANCE / "conformance.json").read_text())["cases"]
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_conformance_case(case, tmp_path: Path):
-    args = ["check", str(CONFORMANCE), "--db", str(tmp_path / "c.db"), "--format", "json"]
-    if case["enforce_layout"]:
-        args.append("--enforce-layout")
-    result = CliRunner().invoke(cli, args + case["files"])
-    found = json.loads(result.stdout)
-    errors = [f for f in found if f["severity"] == "error"]
-    if case["expect"] == "no_errors":
-        assert errors == [] and result.exit_code == 0
-    else:
-        assert result.exit_code == 1
-        assert case["target"] in {f["file"] for f in errors}, found
-
-
 # ---- sample_repo: exactly what DEFECTS.md lists
 
 
@@ -403,16 +382,6 @@ def test_sample_repo_reports_exactly_its_documented_defects(tmp_path: Path):
     assert len(expected) >= 6
     assert found == expected
     assert result.exit_code == 1
-
-
-def test_conformance_fixtures_are_not_modified(tmp_path: Path):
-    copy = tmp_path / "conformance"
-    shutil.copytree(CONFORMANCE, copy)
-    CliRunner().invoke(cli, ["check", str(CONFORMANCE), "--db", str(tmp_path / "c.db")])
-    for path in copy.rglob("*"):
-        if path.is_file():
-            original = CONFORMANCE / path.relative_to(copy)
-            assert original.read_bytes() == path.read_bytes()
 
 
 def test_checks_can_be_rerun_on_an_existing_index(tmp_path: Path):

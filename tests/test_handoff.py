@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from labnote_index.cli import cli
 
-from .conftest import SHARED, Repo, findings_of
+from .conftest import Repo, findings_of, needs_shared
 
 CHAIN = ["researcher", "product-prd", "architect", "implementer"]
 
@@ -93,9 +93,10 @@ def test_sample_chain_is_indexed(sample_repo: Repo):
     assert db["packet_locks"].count == 1
 
 
-def test_shared_templates_are_indexed_without_crashing(tmp_path: Path):
+def test_extra_shared_handoff_templates_are_indexed_without_crashing(tmp_path: Path):
+    templates = needs_shared("handoff", "templates")
     root = tmp_path / "templates"
-    for template in (SHARED / "handoff" / "templates").glob("*.json"):
+    for template in templates.glob("*.json"):
         role = template.name.split(".")[0]
         target = root / "docs/workflow/roles" / role / "reports/template/packet-v001"
         target.mkdir(parents=True)

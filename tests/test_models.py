@@ -1,17 +1,21 @@
-"""The pydantic models against the reference validator's own fixtures."""
+"""The pydantic models against the conformance fixtures and the packaged v1 schemas."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+import labnote_index
 from labnote_index.formats import RECORD_TYPES
 from labnote_index.models import column_types, validate
 
-from .conftest import CONFORMANCE, SHARED
+from .conftest import CONFORMANCE
 
-VALID = CONFORMANCE / "tests" / "fixtures" / "valid"
+VALID = CONFORMANCE / "records" / "valid"
+INVALID = CONFORMANCE / "records" / "invalid"
+SCHEMAS = Path(labnote_index.__file__).parent / "schemas"
 
 
 def load(path):
@@ -26,25 +30,25 @@ def test_valid_fixture_of_each_type_validates(record_type):
 
 @pytest.mark.parametrize("record_type", list(RECORD_TYPES))
 def test_model_columns_are_the_schema_properties(record_type):
-    schema = load(SHARED / "labnote" / "schemas" / f"{record_type}.schema.json")
+    schema = load(SCHEMAS / f"{record_type}.schema.json")
     assert set(column_types(record_type)) == set(schema["properties"]) == set(schema["required"])
 
 
 @pytest.mark.parametrize(
     "fixture, record_type, field, error_type",
     [
-        ("packet", "packet", "source_refs", "provenance_source_refs"),
+        ("source-refs", "packet", "source_refs", "provenance_source_refs"),
         ("unknown-origin", "packet", "source_note", "provenance_source_note"),
-        ("response", "response", "derivative_of", "provenance_derivative_of"),
-        ("message", "message", "to_group", "message_recipient"),
-        ("notification", "notification", "status", "enum"),
-        ("visit", "visit", "relay_needed", "type"),
-        ("visitor", "visitor", "visitor_id", "visitor_id_grammar"),
-        ("tag", "tag", "accepted_by", "accepted_tag"),
+        ("derivation", "response", "derivative_of", "provenance_derivative_of"),
+        ("recipient", "message", "to_group", "message_recipient"),
+        ("notification-status", "notification", "status", "enum"),
+        ("visit-boolean", "visit", "relay_needed", "type"),
+        ("visitor-id", "visitor", "visitor_id", "visitor_id_grammar"),
+        ("tag-acceptance", "tag", "accepted_by", "accepted_tag"),
     ],
 )
 def test_invalid_fixture_names_field_and_problem(fixture, record_type, field, error_type):
-    data = load(CONFORMANCE / "tests" / "fixtures" / "invalid" / fixture / "record.json")
+    data = load(INVALID / fixture / "record.json")
     problems = validate(record_type, data)
     assert (field, error_type) in {(p.field, p.error_type) for p in problems}
     assert all(p.message for p in problems)
