@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +140,46 @@ def history(tmp_path: Path) -> Repo:
     git(root, "commit", "-q", "-m", "base")
     git(root, "tag", "base")
     return Repo(root, tmp_path / "head.db")
+
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.fixture
+def unprivileged() -> Iterator[tuple[Path, list[str]]]:
+    """A world-writable work directory and the prefix that runs a command without
+    privileges: permissions (chmod 000) do not bind root, so as root the command
+    runs as nobody (setpriv); otherwise as this user."""
+    as_root = os.geteuid() == 0
+    prefix = NOBODY if as_root else []
+    if as_root:
+        if not shutil.which("setpriv"):
+            pytest.skip("running as root without setpriv to drop privileges")
+        probe = subprocess.run(
+            [*prefix, sys.executable, "-c", "import labnote_index"], cwd=ROOT, capture_output=True
+        )
+        if probe.returncode != 0:
+            pytest.skip(f"nobody cannot read the project at {ROOT} to run it")
+    work = Path(tempfile.mkdtemp(dir="/tmp"))
+    work.chmod(0o777)  # the unprivileged user writes the index here
+    try:
+        yield work, prefix
+    finally:
+        for path in [work, *work.rglob("*")]:
+            if path.is_dir() and not path.is_symlink():
+                path.chmod(0o755)  # so that it can be removed
+        shutil.rmtree(work)
+
+
+def cli_as(prefix: list[str], *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The CLI, run in a process of its own (with ``prefix``, e.g. as nobody)."""
+    command = [*prefix, sys.executable, "-m", "labnote_index", *[str(a) for a in args]]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+
+
+def open_copy(source: Path, root: Path) -> Path:
+    """A copy of a repository that anybody may read (as a clone usually is)."""
+    shutil.copytree(source, root)
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return root

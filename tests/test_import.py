@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,7 +14,7 @@ from bench.generate import generate
 from labnote_index.importer import build_index
 from labnote_index.views import render_views
 
-from .conftest import ROOT, SAMPLE_REPO, Repo, findings_of
+from .conftest import SAMPLE_REPO, Repo, cli_as, findings_of, open_copy
 from .test_incremental import content
 
 
@@ -300,40 +296,20 @@ def test_file_names_that_are_not_utf8_are_accounted_for_not_read(sample_repo: Re
     )
 
 
-def test_directories_that_cannot_be_listed_are_reported(tmp_path: Path):
-    # Permissions do not bind root: as root, the build runs as nobody (setpriv).
-    as_root = os.geteuid() == 0
-    if as_root and not shutil.which("setpriv"):
-        pytest.skip("running as root without setpriv to drop privileges")
-    work = Path(tempfile.mkdtemp(dir="/tmp" if as_root else tmp_path))
-    try:
-        work.chmod(0o777)  # nobody writes the index here
-        root = work / "repo"
-        shutil.copytree(SAMPLE_REPO, root)
-        for path in [root, *root.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        (root / "registry/visits").chmod(0)
-        (root / "docs").chmod(0)  # the handoff packets are in there
-        command = [sys.executable, "-m", "labnote_index", "check", str(root)]
-        command += ["--db", str(work / "index.db"), "--format", "json"]
-        if as_root:
-            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
-        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
-        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-        unreadable = {
-            f["file"]: f["message"]
-            for f in json.loads(done.stdout)
-            if f["check"] == "file_unreadable"
-        }
-        assert set(unreadable) >= {"registry/visits", "docs"}
-        assert "could not be listed" in unreadable["docs"]
-        db = sqlite_utils.Database(work / "index.db")
-        assert db["records"].count_where("record_type = 'packet'") > 0  # the rest is indexed
-    finally:
-        for closed in ("repo/registry/visits", "repo/docs"):
-            if (work / closed).exists():
-                (work / closed).chmod(0o755)
-        shutil.rmtree(work)
+def test_directories_that_cannot_be_listed_are_reported(unprivileged):
+    work, as_nobody = unprivileged
+    root = open_copy(SAMPLE_REPO, work / "repo")
+    (root / "registry/visits").chmod(0)
+    (root / "docs").chmod(0)  # the handoff packets are in there
+    done = cli_as(as_nobody, "check", root, "--db", work / "index.db", "--format", "json")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    unreadable = {
+        f["file"]: f["message"] for f in json.loads(done.stdout) if f["check"] == "file_unreadable"
+    }
+    assert set(unreadable) >= {"registry/visits", "docs"}
+    assert "could not be listed" in unreadable["docs"]
+    db = sqlite_utils.Database(work / "index.db")
+    assert db["records"].count_where("record_type = 'packet'") > 0  # the rest is indexed
 
 
 def test_unknown_record_type(repo: Repo):
