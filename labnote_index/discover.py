@@ -3,7 +3,8 @@
 Every file under ``registry/`` is seen (records, schemas, READMEs, generated
 views, and stray files that should not be there), plus every handoff manifest
 and packet lock anywhere in the tree. Dot-directories (``.git``, ``.venv``) are
-never entered, and directory symlinks are never followed.
+never entered, and directory symlinks are never followed (but for a
+``registry`` that stays inside the repository).
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from .formats import GENERATED_VIEWS, HANDOFF_MANIFEST, PACKET_LOCK
 REGISTRY = "registry"
 # The kind of a directory that could not be listed.
 UNLISTED = "unlisted_directory"
+# The kind of a symlink to a directory that is reported, not followed.
+SYMLINKED_DIRECTORY = "symlinked_directory"
 
 
 class DiscoveredFile(NamedTuple):  # a tuple: one is made for every file, every build
     path: str  # repository-relative, "/"-separated
     kind: str  # record, schema, readme, view, placeholder, stray, handoff_manifest,
-    # packet_lock, or UNLISTED
+    # packet_lock, UNLISTED or SYMLINKED_DIRECTORY
     # (size, mtime_ns, is a symlink) of the path itself, when the walk saw it
     stat: tuple[int, int, bool] | None = None
 
@@ -72,15 +75,31 @@ def classify(path: str) -> str:
     return "stray"  # includes an upper-case .JSON
 
 
+# Outside registry/, a symlinked directory is reported (never followed) where a
+# handoff packet could hide behind it.
+_WORKFLOW = "docs/workflow/"
+
+
+def _reported_link(rel: str, in_registry: bool) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return in_registry or name.startswith("packet-v") or rel.startswith(_WORKFLOW)
+
+
 def discover(repo: Path, entered: Callable[[str], None] | None = None) -> Iterator[DiscoveredFile]:
     """Every file of the repository that the index accounts for, in path order.
 
     ``entered`` is told each directory walked into (repository-relative, ""
     for the root): reached without following a symlink, each lies inside.
+    ``registry`` itself may be a symlink to a directory inside the repository
+    (it is followed); one that leads outside is reported, never read.
+    Directories are walked with a stack, not recursion: nesting is the
+    repository's to choose.
     """
     found: list[DiscoveredFile] = []
-
-    def walk(directory: str, rel_top: str, in_registry: bool) -> None:
+    root = os.path.realpath(repo)
+    pending: list[tuple[str, str, bool]] = [(str(repo), "", False)]
+    while pending:
+        directory, rel_top, in_registry = pending.pop()
         if entered:
             entered(rel_top[:-1])
         try:
@@ -90,25 +109,45 @@ def discover(repo: Path, entered: Callable[[str], None] | None = None) -> Iterat
                 raise  # the repository itself
             # Whatever it holds is unseen: the directory itself is reported.
             found.append(DiscoveredFile(rel_top[:-1], UNLISTED))
-            return
+            continue
         with entries:
             for entry in entries:
                 name = entry.name
                 rel = rel_top + name
                 if entry.is_dir(follow_symlinks=False):
                     if not name.startswith("."):
-                        walk(entry.path, rel + "/", in_registry or rel == REGISTRY)
-                elif in_registry or name in (HANDOFF_MANIFEST, PACKET_LOCK):
+                        pending.append((entry.path, rel + "/", in_registry or rel == REGISTRY))
+                    continue
+                is_link = entry.is_symlink()
+                if is_link and rel == REGISTRY and _inside_dir(entry.path, root):
+                    pending.append((entry.path, rel + "/", True))  # followed: it stays inside
+                    continue
+                listed = in_registry or name in (HANDOFF_MANIFEST, PACKET_LOCK)
+                if is_link and not listed and (rel == REGISTRY or _reported_link(rel, False)):
+                    listed = _is_dir(entry.path)  # a registry or packet behind a link
+                if listed:
                     try:
                         st = entry.stat(follow_symlinks=False)
-                        key = (st.st_size, st.st_mtime_ns, entry.is_symlink())
+                        key = (st.st_size, st.st_mtime_ns, is_link)
                     except OSError:  # gone since the listing: the loader says so
                         key = None
-                    found.append(DiscoveredFile(rel, classify(rel), key))
-
-    walk(str(repo), "", False)
+                    kind = SYMLINKED_DIRECTORY if is_link and _is_dir(entry.path) else classify(rel)
+                    found.append(DiscoveredFile(rel, kind, key))
     found.sort()  # by path: no two files share one
     yield from found
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return os.path.isdir(path)
+    except OSError:
+        return False
+
+
+def _inside_dir(link: str, root: str) -> bool:
+    """Whether a symlink leads to a directory strictly inside ``root``."""
+    real = os.path.realpath(link)
+    return _is_dir(real) and real.startswith(root + os.sep)
 
 
 def named_files(paths: list[str]) -> list[DiscoveredFile]:

@@ -19,12 +19,14 @@ import sqlite_utils
 from .discover import displayable, parent_dir
 from .models import SAFE_PATH_RE
 from .parallel import run_sharded
-from .parse import hash_file
+from .parse import NotRegularFile, hash_file, read_error
 from .schema import delete_in
 
 # Artifact bodies above this size are accounted for (size, hash) but not stored.
 MAX_ARTIFACT_BODY = 1024 * 1024
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
+# An artifact that could not be read, by why.
+ARTIFACT_STATUS = {FileNotFoundError: "missing", NotRegularFile: "not_a_file"}
 
 
 class Sandbox:
@@ -76,7 +78,7 @@ def lstat_key(path: Path | str) -> tuple[int, int, bool] | None:
 
 def artifact_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
     row: dict[str, Any] = {"path": path, "status": None, "size": None, "mtime_ns": None}
-    row.update(sha256=None, body=None)
+    row.update(sha256=None, body=None, links=None)
     if not SAFE_PATH_RE.match(path):
         row["status"] = "unsafe"  # never touched on disk
         return row
@@ -88,14 +90,19 @@ def artifact_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
     row["size"], row["mtime_ns"] = key[0], key[1]
     if not sandbox.inside(path, key[2]):
         row["status"] = "escapes"
-    elif not os.path.isfile(full):
-        row["status"] = "missing" if not os.path.exists(full) else "not_a_file"
-    else:
-        row["status"] = "ok"
-        keep = MAX_ARTIFACT_BODY if path.endswith(TEXT_SUFFIXES) else 0
-        row["size"], row["sha256"], content = hash_file(full, keep_up_to=keep)
-        if content is not None:
-            row["body"] = content.decode("utf-8", errors="replace")
+        return row
+    keep = MAX_ARTIFACT_BODY if path.endswith(TEXT_SUFFIXES) else 0
+    try:
+        hashed = hash_file(full, keep_up_to=keep)
+    except OSError as exc:
+        row["status"] = ARTIFACT_STATUS.get(type(exc), "unreadable")
+        return row
+    row["status"] = "ok"
+    row["size"], row["sha256"], row["links"] = hashed.size, hashed.sha256, hashed.links
+    # A second name may be a file outside the repository (a hard link is not a
+    # symlink, and no path tells): its content is hashed, never stored or searchable.
+    if hashed.content is not None and hashed.links == 1:
+        row["body"] = hashed.content.decode("utf-8", errors="replace")
     return row
 
 
@@ -158,44 +165,100 @@ def packet_dirs(db: sqlite_utils.Database) -> list[str]:
 
 
 def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
-    """Make ``handoff_files`` list every file of every packet directory, hashed."""
+    """Make ``handoff_files`` list every file of every packet directory, hashed.
+
+    What cannot be hashed is listed too, with ``error`` saying why: a
+    subdirectory that cannot be listed, a symlink (never followed: a lock
+    cannot vouch for what it points to), a FIFO or device, a file that
+    cannot be read. Directories are walked with a stack, not recursion.
+    """
     stored = {
         (r["packet_dir"], r["path"]): (r["size"], r["mtime_ns"])
-        for r in db.query("SELECT packet_dir, path, size, mtime_ns FROM handoff_files")
+        for r in db.query(
+            "SELECT packet_dir, path, size, mtime_ns FROM handoff_files WHERE error IS NULL"
+        )
     }
-    fresh, keep, changed = [], set(), []
+    present = {
+        (r["packet_dir"], r["path"]) for r in db.query("SELECT packet_dir, path FROM handoff_files")
+    }
+    fresh: list[dict[str, Any]] = []
+    keep: set[tuple[str, str]] = set()
+    changed = []
 
-    def walk(directory: str, packet_dir: str, rel_top: str) -> None:
-        with os.scandir(directory) as entries:
-            for entry in sorted(entries, key=lambda e: e.name):
+    def listed(
+        packet_dir: str,
+        rel: str,
+        error: str | None = None,
+        size: int | None = None,
+        mtime_ns: int | None = None,
+        sha256: str | None = None,
+    ) -> None:
+        key = (packet_dir, displayable(rel))
+        keep.add(key)
+        if error is None and stored.get(key) == (size, mtime_ns):
+            return  # as stored
+        if key in present:
+            changed.append(key)
+        fresh.append(
+            {
+                "packet_dir": packet_dir,
+                "path": key[1],
+                "size": size,
+                "mtime_ns": mtime_ns,
+                "sha256": sha256,
+                "error": error,
+            }
+        )
+
+    for packet_dir in packet_dirs(db):
+        top = sandbox.path(packet_dir)
+        if not (os.path.isdir(top) and sandbox.dir_inside(packet_dir)):
+            continue
+        pending = [(top, "")]
+        while pending:
+            directory, rel_top = pending.pop()
+            try:
+                with os.scandir(directory) as listing:
+                    entries = sorted(listing, key=lambda e: e.name)
+            except OSError:
+                listed(
+                    packet_dir,
+                    rel_top.rstrip("/"),
+                    "directory could not be listed, so the files in it are not indexed: "
+                    "make it readable",
+                )
+                continue
+            for entry in entries:
                 rel = f"{rel_top}{entry.name}"
                 if entry.is_dir(follow_symlinks=False):
                     if not entry.name.startswith("."):
-                        walk(entry.path, packet_dir, rel + "/")
+                        pending.append((entry.path, rel + "/"))
                     continue
-                if not entry.is_file(follow_symlinks=False):
-                    continue  # a lock cannot vouch for a link: never followed
-                st = entry.stat(follow_symlinks=False)
-                key = (packet_dir, displayable(rel))
-                keep.add(key)
-                if stored.get(key) == (st.st_size, st.st_mtime_ns):
+                if entry.is_symlink():
+                    target = displayable(os.readlink(entry.path))
+                    listed(
+                        packet_dir,
+                        rel,
+                        f"a symlink (to {target}): never followed in a packet, which must hold "
+                        "its files itself; put the file here",
+                    )
                     continue
-                if key in stored:
-                    changed.append(key)
-                size, digest, _ = hash_file(entry.path)
-                fresh.append(
-                    {
-                        "packet_dir": packet_dir,
-                        "path": key[1],
-                        "size": size,
-                        "mtime_ns": st.st_mtime_ns,
-                        "sha256": digest,
-                    }
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                    if stored.get((packet_dir, displayable(rel))) == (st.st_size, st.st_mtime_ns):
+                        listed(packet_dir, rel, size=st.st_size, mtime_ns=st.st_mtime_ns)
+                        continue
+                    hashed = hash_file(entry.path)
+                except OSError as exc:
+                    listed(packet_dir, rel, read_error(exc))
+                    continue
+                listed(
+                    packet_dir,
+                    rel,
+                    size=hashed.size,
+                    mtime_ns=st.st_mtime_ns,
+                    sha256=hashed.sha256,
                 )
-
-    for packet_dir in packet_dirs(db):
-        if os.path.isdir(sandbox.path(packet_dir)) and sandbox.dir_inside(packet_dir):
-            walk(sandbox.path(packet_dir), packet_dir, "")
-    for packet_dir, rel in [k for k in stored if k not in keep] + changed:
+    for packet_dir, rel in [k for k in present if k not in keep] + changed:
         db.execute("DELETE FROM handoff_files WHERE packet_dir = ? AND path = ?", [packet_dir, rel])
     db["handoff_files"].insert_all(fresh, batch_size=500)

@@ -43,7 +43,7 @@ from .parallel import default_jobs, run_sharded
 from .schema import create_indexes, create_tables, delete_in, resolve_references
 
 # Bump when the tables change: an index of another format is rebuilt in full.
-INDEX_FORMAT = 3
+INDEX_FORMAT = 4
 
 Progress = Callable[[int], None]
 

@@ -15,7 +15,14 @@ from typing import Any
 import sqlite_utils
 
 from . import handoff
-from .discover import UNLISTED, DiscoveredFile, displayable, parent_dir, storable
+from .discover import (
+    SYMLINKED_DIRECTORY,
+    UNLISTED,
+    DiscoveredFile,
+    displayable,
+    parent_dir,
+    storable,
+)
 from .disk import Sandbox, lstat_key
 from .formats import (
     LEGACY_FIELDS,
@@ -28,7 +35,7 @@ from .formats import (
     visit_packet_id,
 )
 from .models import MODELS, validate
-from .parse import ParsedFile, as_text, hash_file, read_record_file
+from .parse import ParsedFile, as_text, hash_file, read_error, read_record_file
 
 # Per record type, worked out once: its columns, and its reference fields with
 # whether each holds a list of IDs (derivative_of names two target types).
@@ -104,10 +111,14 @@ class FileLoader:
         if problem:
             file_row["error"] = problem
             return
-        if found.kind not in ("record", "handoff_manifest", "packet_lock"):
-            file_row["size"], file_row["sha256"], _ = hash_file(full)
+        try:
+            if found.kind not in ("record", "handoff_manifest", "packet_lock"):
+                file_row["size"], file_row["sha256"], _, _ = hash_file(full)
+                return
+            parsed = read_record_file(full)
+        except OSError as exc:  # gone, or unreadable, since it was listed
+            file_row["error"] = read_error(exc)
             return
-        parsed = read_record_file(full, size=key[0] if not key[2] else None)
         file_row["size"], file_row["sha256"] = parsed.size, parsed.sha256
         file_row["error"] = parsed.error
         if found.kind == "record":
@@ -143,6 +154,17 @@ class FileLoader:
             return "path is outside the repository: name files relative to the repository root"
         if key is None:
             return "file does not exist"
+        if kind == SYMLINKED_DIRECTORY:
+            target = displayable(os.readlink(full))
+            if path == "registry":
+                return (
+                    f"registry/ is a symlink to {target}, which is not a directory inside the "
+                    "repository: none of its records were read; keep the registry inside"
+                )
+            return (
+                f"a symlink to a directory (to {target}): not followed, so nothing in it is "
+                "indexed; put the directory itself here"
+            )
         if not self.sandbox.inside(path, key[2]):
             target = os.readlink(full) if key[2] else "a directory outside"
             return f"symlink points outside the repository (to {target}); it was not read"
@@ -154,6 +176,8 @@ class FileLoader:
                 )
             if os.path.isdir(full):
                 return "a directory, not a file: name the files in it"
+            if not os.path.lexists(full):  # gone since it was listed
+                return read_error(FileNotFoundError())
             return (
                 "dangling symlink" if key[2] and not os.path.exists(full) else "not a regular file"
             )

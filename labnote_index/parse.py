@@ -9,20 +9,27 @@ was still read (``ParsedFile.problems``).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 # Records are a few kilobytes; anything this large is not a record and is not
 # read into memory (it is still hashed, in chunks, so the file is accounted for).
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 
 UTF8_BOM = b"\xef\xbb\xbf"
+
+# Records are a few levels deep. Deeper values are refused at the read, so that
+# nothing after it (validation, rows, views, JSON output) walks an untrusted
+# structure deep enough to exhaust the stack.
+MAX_DEPTH = 64
 
 # SQLite integers are 64-bit; JSON numbers are not.
 SQLITE_INTEGERS = range(-(2**63), 2**63)
@@ -51,13 +58,57 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON (JSON has no NaN or Infinity)")
 
 
-def hash_file(path: Path | str, keep_up_to: int = 0) -> tuple[int, str, bytes | None]:
-    """Size and sha256 of a file, read in chunks; its content too when it is no
-    bigger than ``keep_up_to`` bytes (otherwise None)."""
+class NotRegularFile(OSError):
+    """A path that is not a regular file (a FIFO, a device, a socket, a directory)."""
+
+
+def open_regular(path: Path | str) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of a regular file, and its stat.
+
+    Opened without blocking (a FIFO put in a file's place must not hang the
+    build) and checked after opening, so what is read is what was checked.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_error(exc: OSError) -> str:
+    """Why a file listed a moment ago could not be read, and what to do."""
+    if isinstance(exc, FileNotFoundError):
+        return (
+            "file is missing: it was listed, then renamed or deleted before it could be "
+            "read; build again once the repository is still"
+        )
+    if isinstance(exc, PermissionError):
+        return "file cannot be read (permission denied): make it readable, then build again"
+    if isinstance(exc, NotRegularFile):
+        return "not a regular file (a FIFO, device or socket): replace it with a file"
+    return f"file cannot be read ({exc.strerror or exc}): check the file, then build again"
+
+
+class Hashed(NamedTuple):
+    size: int
+    sha256: str
+    content: bytes | None  # the bytes, when kept
+    links: int  # hard links to the file: more than one may be a file outside
+
+
+def hash_file(path: Path | str, keep_up_to: int = 0) -> Hashed:
+    """Size and sha256 of a regular file, read in chunks; its content too when it is
+    no bigger than ``keep_up_to`` bytes (otherwise None). Raises OSError
+    (NotRegularFile for anything but a regular file)."""
     digest = hashlib.sha256()
     size = 0
     kept: bytearray | None = bytearray() if keep_up_to else None
-    with open(path, "rb") as handle:
+    fd, st = open_regular(path)
+    with open(fd, "rb") as handle:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
             size += len(chunk)
@@ -65,7 +116,8 @@ def hash_file(path: Path | str, keep_up_to: int = 0) -> tuple[int, str, bytes | 
                 kept += chunk
             else:
                 kept = None
-    return size, digest.hexdigest(), bytes(kept) if kept is not None else None
+    content = bytes(kept) if kept is not None else None
+    return Hashed(size, digest.hexdigest(), content, st.st_nlink)
 
 
 def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, str]], str]:
@@ -114,8 +166,13 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, 
     except json.JSONDecodeError as exc:
         error = f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         return None, error, problems, text
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        return None, _too_deep_error(), problems, text
+    except ValueError as exc:
         return None, f"malformed JSON: {exc}", problems, text
+    # More brackets than the cap is the cheap sign that the value may be too deep.
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth_over(value, MAX_DEPTH):
+        return None, _too_deep_error(), problems, text
     if _may_hold_surrogates(text):  # first, so that no field name below holds one
         value, fields = _replace_surrogates(value)
         duplicates = [_SURROGATE.sub("\ufffd", key) for key in duplicates]
@@ -146,6 +203,28 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, 
             )
         )
     return value, None, problems, text
+
+
+def _too_deep_error() -> str:
+    return (
+        f"JSON nested more than {MAX_DEPTH} levels deep: a record is a flat object; it was not read"
+    )
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest more than ``limit`` deep (without recursion)."""
+    if not isinstance(value, dict | list):
+        return False
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        for child in children:
+            if isinstance(child, dict | list):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
 
 
 def _fields_holding(value: Any, match: Callable[[Any], bool]) -> list[str]:
@@ -190,21 +269,20 @@ def _replace_surrogates(value: Any) -> tuple[Any, list[str]]:
     return (clean(value) if fields else value), [_SURROGATE.sub("\ufffd", f) for f in fields]
 
 
-def read_record_file(path: Path | str, size: int | None = None) -> ParsedFile:
-    """Read a file that should hold one JSON object. Never raises for bad content.
-
-    ``size``, when the caller has it from a stat already, saves another.
-    """
-    size = os.stat(path).st_size if size is None else size
-    if size > MAX_RECORD_BYTES:
-        size, digest, _ = hash_file(path)  # in chunks, never whole in memory
-        return ParsedFile(
-            size=size,
-            sha256=digest,
-            error=f"file is {size} bytes, over the {MAX_RECORD_BYTES} byte limit for a record; "
-            "it was not read",
-        )
-    with open(path, "rb") as handle:
+def read_record_file(path: Path | str) -> ParsedFile:
+    """Read a file that should hold one JSON object. Never raises for bad content;
+    raises OSError when the file cannot be read (see ``read_error``)."""
+    fd, st = open_regular(path)
+    with open(fd, "rb") as handle:
+        if st.st_size > MAX_RECORD_BYTES:
+            handle.close()
+            size, digest, _, _ = hash_file(path)  # in chunks, never whole in memory
+            return ParsedFile(
+                size=size,
+                sha256=digest,
+                error=f"file is {size} bytes, over the {MAX_RECORD_BYTES} byte limit for a "
+                "record; it was not read",
+            )
         raw = handle.read()
     parsed = ParsedFile(size=len(raw), sha256=hashlib.sha256(raw).hexdigest())
     value, error, problems, text = parse_json_bytes(raw)

@@ -125,7 +125,15 @@ def create_tables(db: sqlite_utils.Database) -> None:
         pk="path",
     )
     db["artifacts"].create(
-        {"path": str, "status": str, "size": int, "mtime_ns": int, "sha256": str, "body": str},
+        {
+            "path": str,
+            "status": str,
+            "size": int,
+            "mtime_ns": int,
+            "sha256": str,
+            "links": int,
+            "body": str,
+        },
         pk="path",
     )
     db["build_info"].create({"key": str, "value": str}, pk="key")
@@ -257,7 +265,15 @@ def _create_handoff_tables(db: sqlite_utils.Database) -> None:
         foreign_keys=[("manifest", "files", "path")],
     )
     db["handoff_files"].create(
-        {"id": int, "packet_dir": str, "path": str, "size": int, "mtime_ns": int, "sha256": str},
+        {
+            "id": int,
+            "packet_dir": str,
+            "path": str,
+            "size": int,
+            "mtime_ns": int,
+            "sha256": str,
+            "error": str,
+        },
         pk="id",
         foreign_keys=[("packet_dir", "handoff_packets", "packet_dir")],
     )

@@ -76,6 +76,16 @@ def _missing_artifact(repo: Repo) -> str:
     return rel
 
 
+def _hard_linked_artifact(repo: Repo) -> str:
+    rel = _first_packet(repo)
+    artifact = repo.root / repo.load(rel)["path"]
+    artifact.unlink()
+    elsewhere = repo.root.parent / "outside.md"
+    elsewhere.write_text("text that lives outside the repository")
+    artifact.hardlink_to(elsewhere)
+    return rel
+
+
 def _artifact_elsewhere(repo: Repo) -> str:
     rel = _first_packet(repo)
     old = repo.load(rel)["path"]
@@ -276,6 +286,7 @@ PLANTED: list[tuple[str, Callable[[Repo], str]]] = HANDOFF_PLANTED + [
     ("stray_file", _stray),
     ("stray_file", _upper_case_json),
     ("artifact_path", _missing_artifact),
+    ("artifact_hard_link", _hard_linked_artifact),
     ("artifact_path", lambda r: r.edit(_first_packet(r), path="../../etc/passwd")),
     ("duplicate_id", _duplicate),
     (

@@ -11,7 +11,8 @@ SELECT r.record_type, r.record_id, r.file, r.artifact_field AS field,
        || CASE a.status
             WHEN 'missing' THEN ' does not exist'
             WHEN 'escapes' THEN ' leads outside the repository through a symlink'
+            WHEN 'unreadable' THEN ' cannot be read (make it readable)'
             ELSE ' is not a regular file'
           END AS message
 FROM records r JOIN artifacts a ON a.path = r.artifact_path
-WHERE a.status IN ('missing', 'escapes', 'not_a_file')
+WHERE a.status IN ('missing', 'escapes', 'not_a_file', 'unreadable')

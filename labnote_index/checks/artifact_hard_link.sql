@@ -1,0 +1,10 @@
+-- check: artifact_hard_link
+-- severity: warning
+-- protects: an artifact is a file of the repository; a hard link may give it the content of a file outside, which no path shows
+-- repair: replace the hard link with a copy of the file (git never makes hard links: one here was made by hand)
+SELECT r.record_type, r.record_id, r.file, r.artifact_field AS field,
+       r.artifact_field || ' names ' || a.path || ', a file with ' || a.links
+       || ' hard links: its content may be another file''s, outside the repository; '
+       || 'it was hashed but not indexed for search' AS message
+FROM records r JOIN artifacts a ON a.path = r.artifact_path
+WHERE a.links > 1
