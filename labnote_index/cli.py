@@ -3,29 +3,70 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 import sqlite_utils
 
 from . import checks, report, revisions, views
 from . import lineage as lineage_mod
-from .importer import BuildResult, RepositoryError, build_index
+from .importer import (
+    BuildResult,
+    IndexWriteError,
+    NoIndex,
+    NotAnIndex,
+    RepositoryError,
+    build_index,
+    check_index_path,
+    index_damage,
+)
 from .parallel import WorkerError, default_jobs
+from .tempfiles import temporary_directory
 
 DEFAULT_DB = "labnote.db"
 
-# Exit codes a CI job can trust.
-EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+# Exit codes a CI job can trust: 1 only ever means "findings".
+EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-class BuildFailed(click.ClickException):
-    """No index could be made: exit 2, never 1, which means "findings"."""
+class Failed(click.ClickException):
+    """Nothing to report on (no index could be made or read): exit 2, never 1."""
 
     exit_code = EXIT_USAGE
+
+
+# Library errors and what they mean on the command line, in one place.
+ERRORS: dict[type[BaseException], str] = {
+    RepositoryError: "{}",
+    NotAnIndex: "{}",
+    IndexWriteError: "{}",
+    WorkerError: "{}",
+    revisions.RevisionError: "{}",
+    lineage_mod.NodeNotFound: "{}",
+    views.ViewPathError: "{}",
+    sqlite3.DatabaseError: "cannot read the index: {} (rebuild it with 'build --full', "
+    "or give another --db)",
+    OSError: "{}",
+}
+
+
+class LabnoteGroup(click.Group):
+    """Maps every library error to one clear line and exit 2, and Ctrl-C to 130."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("interrupted: no index was replaced", err=True)
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+        except tuple(ERRORS) as exc:
+            kind = next(k for k in ERRORS if isinstance(exc, k))
+            raise Failed(ERRORS[kind].format(exc)) from exc
 
 
 def _db_option(func):
@@ -76,6 +117,8 @@ def _progress():
     state: dict[str, object] = {}
 
     def total(n: int) -> None:
+        if "bar" in state:  # a damaged index is rebuilt in full: a second bar
+            state["bar"].__exit__(None, None, None)  # type: ignore[attr-defined]
         bar = click.progressbar(length=n, label="Indexing", file=sys.stderr)
         bar.__enter__()
         state["bar"] = bar
@@ -98,24 +141,20 @@ def _run_build(
     full: bool = False,
     jobs: int | None = None,
 ) -> BuildResult:
-    try:
-        with _progress() as (step, total):
-            return build_index(
-                repo,
-                db_path,
-                files=list(files) or None,
-                enforce_layout=enforce_layout,
-                full=full,
-                jobs=jobs,
-                progress=step,
-                total=total,
-            )
-    except RepositoryError as exc:
-        raise click.UsageError(str(exc)) from exc
-    except OSError as exc:
-        raise BuildFailed(f"cannot write the index {db_path}: {exc.strerror}") from exc
-    except WorkerError as exc:
-        raise BuildFailed(str(exc)) from exc
+    with _progress() as (step, total):
+        result = build_index(
+            repo,
+            db_path,
+            files=list(files) or None,
+            enforce_layout=enforce_layout,
+            full=full,
+            jobs=jobs,
+            progress=step,
+            total=total,
+        )
+    if result.rebuilt_because:
+        click.echo(f"note: {result.rebuilt_because}", err=True)
+    return result
 
 
 @contextmanager
@@ -139,18 +178,19 @@ def _revisions(
         raise click.UsageError(str(exc)) from exc
 
 
-def _open_index(db_path: Path) -> sqlite_utils.Database:
-    if not db_path.is_file():
-        raise click.UsageError(
-            f"no index at {db_path}: run 'labnote-index build REPO' first, or give REPO"
-        )
-    db = sqlite_utils.Database(db_path)
-    if "records" not in db.table_names():
-        raise click.UsageError(f"{db_path} is not a labnote-index database")
-    return db
+def _open_index(db_path: Path, takes_repo: bool = True) -> sqlite_utils.Database:
+    """The index at ``db_path``, or exit 2 saying what to do (``takes_repo``: the
+    command also accepts REPO instead)."""
+    try:
+        check_index_path(db_path, must_exist=True)
+    except NoIndex as exc:
+        advice = "give REPO, or " if takes_repo else ""
+        build = f"labnote-index build REPO --db {db_path}"
+        raise Failed(f"{exc}: {advice}run '{build}' first") from None
+    return sqlite_utils.Database(db_path)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LabnoteGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="labnote-index")
 def cli() -> None:
     """Index a LabNote repository into SQLite, check it with SQL, publish it with Datasette.
@@ -330,7 +370,7 @@ def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
     packets, responses and replies; handoff packets follow input_packets.
     Exit 2 when nothing has that name.
     """
-    db = _open_index(db_path)
+    db = _open_index(db_path, takes_repo=False)
     try:
         tree = lineage_mod.lineage(db, key, direction)
     except lineage_mod.NodeNotFound as exc:
@@ -356,15 +396,36 @@ def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
 def serve_command(db_path: Path, port: int, host: str, open_browser: bool) -> None:
     """Browse an index in Datasette: described tables, canned provenance queries,
     full-text search and lineage graphs. The database is opened read-only."""
-    from .serve import serve  # Datasette is imported only when serving
+    from .serve import ServeError, serve  # Datasette is imported only when serving
 
-    _open_index(db_path)
-    serve(db_path, host, port, open_browser)
+    _open_index(db_path, takes_repo=False)
+    damage = index_damage(db_path)
+    if damage:
+        raise Failed(f"the index {db_path} is damaged ({damage}): build it again with --full")
+    try:
+        serve(db_path, host, port, open_browser)
+    except ServeError as exc:
+        raise Failed(str(exc)) from exc
+
+
+@contextmanager
+def _index_file(db_path: Path | None) -> Iterator[Path]:
+    """``db_path``, or a temporary index removed afterwards."""
+    if db_path is not None:
+        yield db_path
+        return
+    with temporary_directory("tmp") as tmp:
+        yield tmp / "labnote.db"
 
 
 @cli.command(name="views")
 @click.argument("repo", type=click.Path(file_okay=False, path_type=Path))
-@_db_option
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Keep the index in this file (default: a temporary index, removed afterwards).",
+)
 @click.option(
     "--check",
     "check_only",
@@ -376,15 +437,19 @@ def serve_command(db_path: Path, port: int, host: str, open_browser: bool) -> No
     type=click.Path(file_okay=False, path_type=Path),
     help="Directory for the views (default: REPO/registry).",
 )
-def views_command(repo: Path, db_path: Path, check_only: bool, out: Path | None) -> None:
+def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path | None) -> None:
     """Generate the CSV registries and registry/INDEX.md from the records.
 
-    The index is built first; the views are made from the canonical records
-    byte for byte in the reference generator's format (VIEWS.md).
+    The index is built first (into a temporary file unless --db is given);
+    the views are made from the canonical records byte for byte in the
+    reference generator's format (docs/views.md). A view path that is a
+    symlink or not a regular file, or a registry/ that leads outside REPO, is
+    never written or read: exit 2 naming it.
     """
-    _run_build(repo, db_path, (), False)
-    generated = views.current_views(sqlite_utils.Database(db_path))
-    out = out or repo / "registry"
+    out = views.output_directory(repo, out)
+    with _index_file(db_path) as index:
+        _run_build(repo, index, (), False)
+        generated = views.current_views(sqlite_utils.Database(index))
     if check_only:
         stale = views.stale_views(generated, out)
         for path, diff in stale:

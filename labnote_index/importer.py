@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 import sqlite3
-import tempfile
+import stat
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -41,9 +41,14 @@ from .formats import RECORD_TYPES
 from .load import FileLoader
 from .parallel import default_jobs, run_sharded
 from .schema import create_indexes, create_tables, delete_in, resolve_references
+from .tempfiles import remove_abandoned, temp_name
 
 # Bump when the tables change: an index of another format is rebuilt in full.
 INDEX_FORMAT = 4
+# Written into the SQLite header (PRAGMA application_id): a file is recognised as
+# a labnote index from its first 100 bytes, even when a page further on is damaged.
+APPLICATION_ID = 0x4C4E4958  # "LNIX"
+SQLITE_MAGIC = b"SQLite format 3\x00"
 
 Progress = Callable[[int], None]
 
@@ -76,6 +81,8 @@ class BuildResult:
     incremental: bool = False
     reread: int = 0
     removed: int = 0
+    # Why an incremental build became a full one (a damaged index), if it did.
+    rebuilt_because: str | None = None
 
     def summary(self) -> str:
         by_type = ", ".join(
@@ -95,6 +102,83 @@ class BuildResult:
 
 class RepositoryError(Exception):
     """The repository itself cannot be read (not a directory)."""
+
+
+class NotAnIndex(Exception):
+    """A path that is not a labnote index: never read as one, never replaced."""
+
+
+class NoIndex(NotAnIndex):
+    """Nothing at all where an index should be."""
+
+
+class IndexWriteError(Exception):
+    """The index could not be written (its directory, the disk)."""
+
+
+def is_labnote_index(path: Path) -> bool:
+    """Whether a regular file is a labnote index: our application_id in its SQLite
+    header, or (an index made before there was one) our build_info table."""
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(100)
+    except OSError:
+        return False
+    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
+        return False
+    if int.from_bytes(header[68:72], "big") == APPLICATION_ID:
+        return True
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            row = conn.execute("SELECT value FROM build_info WHERE key = 'settings'").fetchone()
+        finally:
+            conn.close()
+        return row is not None and "format" in json.loads(row[0])
+    except (sqlite3.Error, ValueError, TypeError):
+        return False
+
+
+def index_damage(db_path: Path) -> str | None:
+    """What SQLite's quick check finds wrong with an index (None: nothing).
+    It reads every page once: worth it before serving, not before every query."""
+    try:
+        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        try:
+            row = conn.execute("PRAGMA quick_check(1)").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return None if row and row[0] == "ok" else str(row[0] if row else "unreadable")
+
+
+def check_index_path(db_path: Path, *, must_exist: bool = False) -> bool:
+    """Whether ``db_path`` holds a labnote index (False: nothing, or an empty file).
+
+    Raises NotAnIndex for anything else: a symlink, a FIFO, a device, a
+    directory, a file that is not a labnote index. A build never replaces it.
+    """
+    try:
+        st = os.lstat(db_path)
+    except (FileNotFoundError, NotADirectoryError):
+        if must_exist:
+            raise NoIndex(f"no index at {db_path}") from None
+        return False
+    except OSError as exc:
+        raise NotAnIndex(f"{db_path} cannot be examined ({exc.strerror})") from exc
+    if stat.S_ISLNK(st.st_mode):
+        raise NotAnIndex(f"{db_path} is a symlink: give the index file itself as --db")
+    if not stat.S_ISREG(st.st_mode):
+        raise NotAnIndex(f"{db_path} is not a regular file: give another --db")
+    if st.st_size == 0 and not must_exist:
+        return False
+    if not is_labnote_index(db_path):
+        raise NotAnIndex(
+            f"{db_path} is not a labnote index (it could be something of yours): "
+            "give another --db, or remove it yourself"
+        )
+    return True
 
 
 def build_index(
@@ -121,6 +205,8 @@ def build_index(
         raise RepositoryError(f"{repo} is not a directory: give the root of a LabNote repository")
     if not os.access(repo, os.R_OK | os.X_OK):
         raise RepositoryError(f"{repo} cannot be read: check its permissions")
+    db_path = Path(db_path)
+    exists = check_index_path(db_path)
     sandbox = Sandbox(repo)
     settings = {
         "format": INDEX_FORMAT,
@@ -128,38 +214,63 @@ def build_index(
         "enforce_layout": enforce_layout,
         "files": sorted(files) if files else None,
     }
-    db_path = Path(db_path)
-    incremental = not full and not files and _same_settings(db_path, settings)
+    incremental = exists and not full and not files and _same_settings(db_path, settings)
     found = named_files(files) if files else list(discover(repo, sandbox.entered))
-    with _atomic_database(db_path, start_from=db_path if incremental else None) as db:
-        changed = None  # the files read again or removed, on an incremental build
-        if incremental:
-            to_read, removed = _changes(db, sandbox, found)
-            changed = [displayable(f.path) for f in to_read] + removed
-            _forget(db, changed)
-        else:
-            create_tables(db)
-            to_read, removed = found, []
-        if total:
-            total(len(to_read))
-        loader = FileLoader(sandbox, enforce_layout)
-        tables = [table for table, _ in PER_FILE + PER_MANIFEST_DIR]
-        run_sharded(db, to_read, loader.write, tables, jobs, progress)
-        refresh_artifacts(db, sandbox, jobs)
-        refresh_packet_files(db, sandbox)
-        if not incremental:
-            create_indexes(db)
-        resolve_references(db, changed)
-        db["generated_views"].delete_where()
-        # Views describe the whole registry, not a chosen few files; they are
-        # worked out only for a repository that commits them (to find stale ones).
-        if not files and db["files"].count_where("kind = 'view'"):
-            views.store_views(db)
-        checks.run_checks(db, jobs=jobs)
-        db["build_info"].insert({"key": "settings", "value": json.dumps(settings)}, replace=True)
-        result = _result(db, db_path)
-        result.incremental, result.reread, result.removed = incremental, len(to_read), len(removed)
-        return result
+    build = _Build(sandbox, found, settings, jobs, progress, total)
+    if incremental:
+        try:
+            return build.run(db_path, incremental=True)
+        except sqlite3.DatabaseError as exc:  # a damaged index: start again
+            result = build.run(db_path, incremental=False)
+            result.rebuilt_because = f"the index was damaged ({exc}); it was rebuilt in full"
+            return result
+    return build.run(db_path, incremental=False)
+
+
+@dataclass
+class _Build:
+    """One build's inputs, run once (or, over a damaged index, a second time in full)."""
+
+    sandbox: Sandbox
+    found: list[DiscoveredFile]
+    settings: dict[str, Any]
+    jobs: int
+    progress: Progress | None
+    total: Callable[[int], None] | None
+
+    def run(self, db_path: Path, incremental: bool) -> BuildResult:
+        sandbox, files = self.sandbox, self.settings["files"]
+        with _atomic_database(db_path, start_from=db_path if incremental else None) as db:
+            changed = None  # the files read again or removed, on an incremental build
+            if incremental:
+                to_read, removed = _changes(db, sandbox, self.found)
+                changed = [displayable(f.path) for f in to_read] + removed
+                _forget(db, changed)
+            else:
+                create_tables(db)
+                to_read, removed = self.found, []
+            if self.total:
+                self.total(len(to_read))
+            loader = FileLoader(sandbox, self.settings["enforce_layout"])
+            tables = [table for table, _ in PER_FILE + PER_MANIFEST_DIR]
+            run_sharded(db, to_read, loader.write, tables, self.jobs, self.progress)
+            refresh_artifacts(db, sandbox, self.jobs)
+            refresh_packet_files(db, sandbox)
+            if not incremental:
+                create_indexes(db)
+            resolve_references(db, changed)
+            db["generated_views"].delete_where()
+            # Views describe the whole registry, not a chosen few files; they are
+            # worked out only for a repository that commits them (to find stale ones).
+            if not files and db["files"].count_where("kind = 'view'"):
+                views.store_views(db)
+            checks.run_checks(db, jobs=self.jobs)
+            row = {"key": "settings", "value": json.dumps(self.settings)}
+            db["build_info"].insert(row, replace=True)
+            result = _result(db, db_path)
+            result.incremental = incremental
+            result.reread, result.removed = len(to_read), len(removed)
+            return result
 
 
 def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:
@@ -227,24 +338,44 @@ def _atomic_database(
     db_path: Path, start_from: Path | None = None
 ) -> Iterator[sqlite_utils.Database]:
     """A database in a temporary file (empty, or a copy of ``start_from``), moved
-    over ``db_path`` on success only."""
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{db_path.name}.", suffix=".tmp", dir=db_path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    if start_from is not None:
-        shutil.copyfile(start_from, tmp)
-    conn = sqlite3.connect(tmp)
+    over ``db_path`` on success only.
+
+    The temporary file is named for this process (``tempfiles``), so that one
+    left by a killed build is cleared away by the next. It is created as any
+    new file is (the umask applies); one that replaces an index keeps its mode.
+    """
+    try:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        remove_abandoned(db_path.parent)
+        tmp = db_path.parent / temp_name("tmp", db_path.name)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        os.close(fd)
+    except OSError as exc:
+        raise IndexWriteError(f"cannot write the index {db_path}: {exc.strerror}") from exc
+    try:
+        if start_from is not None:
+            shutil.copyfile(start_from, tmp)
+            os.chmod(tmp, stat.S_IMODE(os.stat(start_from).st_mode))
+        elif db_path.is_file():
+            os.chmod(tmp, stat.S_IMODE(os.stat(db_path).st_mode))
+        conn = sqlite3.connect(tmp)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     try:
         # The rename is what makes the build atomic, so the temporary file
         # needs no journal of its own.
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         db = sqlite_utils.Database(conn)
         yield db
         conn.commit()
         conn.close()
-        os.replace(tmp, db_path)
+        try:
+            os.replace(tmp, db_path)
+        except OSError as exc:
+            raise IndexWriteError(f"cannot write the index {db_path}: {exc.strerror}") from exc
     except BaseException:
         conn.close()
         tmp.unlink(missing_ok=True)

@@ -14,13 +14,13 @@ costs more than the parsing it would save): a worker hands back a file.
 
 from __future__ import annotations
 
+import ctypes
 import math
 import multiprocessing
 import os
 import signal
 import sqlite3
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import sqlite_utils
 
 from .schema import create_tables
+from .tempfiles import temporary_directory
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -110,12 +111,13 @@ def run_sharded(
     # Shards go beside the index: on its disk, not in a memory-backed /tmp.
     index_file = database_file(db)
     work_dir = Path(index_file).parent if index_file else None
-    with tempfile.TemporaryDirectory(prefix=".shards-", dir=work_dir) as tmp:
-        shards = [Path(tmp) / f"shard-{n}.db" for n in range(1, len(parts))]
+    # Named for this process: a later build clears it away if this one is killed.
+    with temporary_directory("shards", work_dir) as tmp:
+        shards = [tmp / f"shard-{n}.db" for n in range(1, len(parts))]
         workers = [
             context.Process(
                 target=_work,
-                args=(shard, part, write, done, n),
+                args=(shard, part, write, done, n, os.getpid()),
                 daemon=True,
             )
             for n, (shard, part) in enumerate(zip(shards, parts[1:], strict=True), start=1)
@@ -154,14 +156,27 @@ def run_sharded(
                 worker.join()
 
 
+def die_with_parent(parent: int) -> None:
+    """Make this worker die when its parent does (even by SIGKILL), on Linux."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
+
+
 def _work(
     shard: Path,
     part: Sequence[T],
     write: Writer[T],
     done: Any,
     n: int,
+    parent: int,
 ) -> None:
     """A worker: write its part into a fresh shard database."""
+    die_with_parent(parent)
     # Ctrl-C reaches the whole process group; the parent stops the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     conn = sqlite3.connect(shard)
@@ -214,7 +229,9 @@ def map_forked(func: Callable[[list[T]], list[R]], items: Sequence[T], jobs: int
         for hand in hands[1:]:
             receive, send = context.Pipe(duplex=False)
             worker = context.Process(
-                target=_deal, args=(func, [items[i] for i in hand], send), daemon=True
+                target=_deal,
+                args=(func, [items[i] for i in hand], send, os.getpid()),
+                daemon=True,
             )
             worker.start()
             send.close()
@@ -239,7 +256,8 @@ def map_forked(func: Callable[[list[T]], list[R]], items: Sequence[T], jobs: int
             worker.join()
 
 
-def _deal(func: Callable[[list[T]], list[R]], hand: list[T], send: Any) -> None:
+def _deal(func: Callable[[list[T]], list[R]], hand: list[T], send: Any, parent: int) -> None:
+    die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
     send.send(func(hand))
     send.close()

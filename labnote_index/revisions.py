@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import subprocess
 import tarfile
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +22,7 @@ import sqlite_utils
 from . import checks
 from .importer import build_index
 from .report import shown
+from .tempfiles import temporary_directory
 
 
 class RevisionError(Exception):
@@ -65,8 +65,8 @@ def revision_tree(repo: Path, rev: str | None) -> Iterator[Path]:
     if rev is None:
         yield Path(repo)
         return
-    with tempfile.TemporaryDirectory(prefix="labnote-rev-") as tmp:
-        tree = Path(tmp) / "tree"
+    with temporary_directory("rev") as tmp:
+        tree = tmp / "tree"
         materialize(Path(repo), rev, tree)
         yield tree
 
@@ -81,8 +81,8 @@ def build_revision(
 @contextmanager
 def base_index(repo: Path, base: str) -> Iterator[Path]:
     """A temporary index of the base revision."""
-    with tempfile.TemporaryDirectory(prefix="labnote-base-") as tmp:
-        db_path = Path(tmp) / "base.db"
+    with temporary_directory("rev") as tmp:
+        db_path = tmp / "base.db"
         build_revision(repo, base, db_path, full=True)
         yield db_path
 

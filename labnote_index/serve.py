@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import webbrowser
 from importlib import resources
@@ -33,12 +34,35 @@ def make_datasette(db_path: Path) -> Datasette:
     )
 
 
+class ServeError(Exception):
+    """The server cannot start (the port is taken, the host is not this machine's)."""
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port, bound before anything is announced."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ServeError(
+            f"cannot serve on {host}:{port} ({reason}): choose another --port"
+        ) from exc
+    return sock
+
+
 def serve(db_path: Path, host: str, port: int, open_browser: bool = False) -> None:
     import uvicorn
 
+    sock = listen(host, port)
     datasette = make_datasette(db_path)
+    port = sock.getsockname()[1]  # the one chosen, for --port 0
     url = f"http://{host}:{port}/{Path(db_path).stem}"
     if open_browser:
         threading.Timer(1.0, webbrowser.open, [url]).start()
     print(f"Serving {db_path} at {url} (Ctrl-C to stop)", flush=True)
-    uvicorn.run(datasette.app(), host=host, port=port, log_level="warning")
+    server = uvicorn.Server(uvicorn.Config(datasette.app(), log_level="warning"))
+    server.run(sockets=[sock])

@@ -14,6 +14,8 @@ import difflib
 import hashlib
 import io
 import json
+import os
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -147,22 +149,68 @@ def store_views(db: sqlite_utils.Database) -> None:
     )
 
 
+class ViewPathError(Exception):
+    """A view path that is a symlink or not a regular file: never written or read."""
+
+
+def output_directory(repo: Path, out: Path | None) -> Path:
+    """Where the views go: ``out`` as given, or REPO/registry when it is a directory
+    inside the repository (a symlink leading outside is refused)."""
+    if out is not None:
+        return out
+    registry = Path(repo) / "registry"
+    if registry.is_symlink():
+        root, real = os.path.realpath(repo), os.path.realpath(registry)
+        if not real.startswith(root + os.sep):
+            raise ViewPathError(
+                f"{registry} is a symlink leading outside the repository: views are "
+                "written only inside it (give --out to choose a directory)"
+            )
+    return registry
+
+
+def _view_file(out: Path, path: str) -> Path:
+    """Where a view goes in ``out``, refused when it is anything but a regular file
+    (or absent): a symlink there could lead anywhere, even outside the repository."""
+    target = out / path.rsplit("/", 1)[1]
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        return target
+    if stat.S_ISLNK(st.st_mode):
+        raise ViewPathError(
+            f"{target} is a symlink: views are never written or read through one; "
+            "replace it with a regular file (or remove it) and run again"
+        )
+    if not stat.S_ISREG(st.st_mode):
+        raise ViewPathError(f"{target} is not a regular file: remove it and run again")
+    return target
+
+
 def write_views(views: dict[str, str], out: Path) -> list[Path]:
-    """Write each view into ``out`` (the repository's registry/ directory, by default)."""
-    written = []
+    """Write each view into ``out`` (the repository's registry/ directory, by
+    default), each through a temporary file renamed over the old one. Nothing is
+    written unless every target is a regular file or absent."""
     out.mkdir(parents=True, exist_ok=True)
-    for path, content in views.items():
-        target = out / path.rsplit("/", 1)[1]
-        target.write_bytes(content.encode("utf-8"))
-        written.append(target)
-    return written
+    targets = [(_view_file(out, path), content) for path, content in views.items()]
+    for target, content in targets:
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        try:
+            with open(fd, "wb") as handle:
+                handle.write(content.encode("utf-8"))
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    return [target for target, _ in targets]
 
 
 def stale_views(views: dict[str, str], out: Path, context: int = 3) -> list[tuple[str, str]]:
     """(file, short unified diff) for each view in ``out`` that differs from ``views``."""
     stale = []
     for path, content in views.items():
-        target = out / path.rsplit("/", 1)[1]
+        target = _view_file(out, path)
         current = target.read_bytes().decode("utf-8", "replace") if target.is_file() else None
         if current == content:
             continue

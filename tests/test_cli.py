@@ -98,7 +98,7 @@ def test_check_on_a_file_that_is_not_an_index(tmp_path: Path):
     sqlite_utils.Database(other)["t"].insert({"x": 1})
     result = run("check", "--db", other)
     assert result.exit_code == 2
-    assert "not a labnote-index database" in result.output
+    assert "not a labnote index" in result.output
 
 
 def test_unwritable_index_location_is_reported_not_raised(repo: Repo, tmp_path: Path):

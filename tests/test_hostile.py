@@ -10,15 +10,23 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 import sqlite_utils
+from click.testing import CliRunner
 
+from labnote_index.cli import cli
 from labnote_index.importer import build_index
 from labnote_index.parse import MAX_DEPTH
 
-from .conftest import SAMPLE_REPO, Repo, cli_as, findings_of, open_copy
+from .conftest import ROOT, SAMPLE_REPO, Repo, cli_as, findings_of, open_copy
 
 LATE_REPLY = "registry/messages/open/20260912-gemini-late-reply.json"
 PACKET = "registry/packets/2026/20260903-maria-ops-retention-question.json"
@@ -159,3 +167,233 @@ def test_files_outside_the_repository_are_never_touched(sample_repo: Repo, tmp_p
     after = outside.stat()
     assert (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size)
     assert shutil.disk_usage(tmp_path)  # the directory is still there
+
+
+# ---- the index file
+
+
+def not_indexes(tmp_path: Path, sample_repo: Repo) -> dict[str, Path]:
+    """Paths that are something other than a labnote index."""
+    text = tmp_path / "notes.txt"
+    text.write_text("my notes\n")
+    foreign = tmp_path / "foreign.db"
+    sqlite_utils.Database(foreign)["t"].insert({"x": 1})
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "link.db"
+    link.symlink_to(text)
+    found = {
+        "text": text,
+        "record": sample_repo.root / PACKET,
+        "foreign": foreign,
+        "fifo": fifo,
+        "symlink": link,
+    }
+    if os.geteuid() == 0:  # a device node of our own, never the machine's /dev/null
+        device = tmp_path / "null"
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        found["device"] = device
+    return found
+
+
+def fingerprint(path: Path) -> tuple:
+    st = os.lstat(path)
+    body = path.read_bytes() if stat.S_ISREG(st.st_mode) else b""
+    return st.st_mode, st.st_ino, body
+
+
+def test_build_never_replaces_what_is_not_an_index(sample_repo: Repo, tmp_path: Path):
+    for name, path in not_indexes(tmp_path, sample_repo).items():
+        before = fingerprint(path)
+        result = CliRunner().invoke(cli, ["build", str(sample_repo.root), "--db", str(path)])
+        assert result.exit_code == 2, (name, result.output)
+        assert "Traceback" not in result.output and result.output.count("\n") == 1, name
+        assert fingerprint(path) == before, name
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    assert (
+        CliRunner().invoke(cli, ["build", str(sample_repo.root), "--db", str(empty)]).exit_code == 0
+    )
+
+
+def one_line_exit_2(args: list[str]) -> None:
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, (args, result.output)
+    assert "Traceback" not in result.output
+    assert result.output.strip().count("\n") == 0, result.output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["check", "--db"],
+        ["orphans", "--db"],
+        ["lineage", "20260903-maria-ops-retention-question", "--db"],
+        ["serve", "--port", "0"],
+    ],
+)
+def test_reading_commands_given_a_bad_index_exit_2_with_one_line(
+    command: list[str], sample_repo: Repo, tmp_path: Path
+):
+    sample_repo.index().close()
+    truncated = tmp_path / "truncated.db"  # ours, but cut short: unreadable pages
+    truncated.write_bytes(sample_repo.db_path.read_bytes()[: 3 * 4096])
+    paths = not_indexes(tmp_path, sample_repo)
+    for path in (paths["text"], paths["foreign"], paths["fifo"], truncated):
+        one_line_exit_2([*command, str(path)])
+
+
+def test_building_commands_refuse_an_index_that_is_not_theirs(history: Repo, tmp_path: Path):
+    paths = not_indexes(tmp_path, history)
+    for path in (paths["text"], paths["foreign"]):
+        before = fingerprint(path)
+        one_line_exit_2(["views", str(history.root), "--db", str(path)])
+        one_line_exit_2(["diff", str(history.root), "--base", "base", "--db", str(path)])
+        one_line_exit_2(["check", str(history.root), "--base", "base", "--db", str(path)])
+        assert fingerprint(path) == before
+
+
+def test_killed_builds_leave_nothing_a_later_build_keeps(sample_repo: Repo, tmp_path: Path):
+    from labnote_index.tempfiles import temp_name
+
+    work = tmp_path / "work"
+    work.mkdir()
+    ghost = subprocess.Popen(["true"])  # a process that is gone
+    ghost.wait()
+    left_file = work / temp_name("tmp", "index.db").replace(str(os.getpid()), str(ghost.pid))
+    left_file.write_bytes(b"x" * 1000)
+    left_dir = work / temp_name("shards").replace(str(os.getpid()), str(ghost.pid))
+    (left_dir / "inner").mkdir(parents=True)
+    alive = work / temp_name("tmp", "busy.db")  # this process's: still in use
+    alive.write_bytes(b"")
+    mine = work / ".labnote-tmp-notes.txt"  # not a name we make: never touched
+    mine.write_text("keep me")
+    build_index(sample_repo.root, work / "index.db")
+    assert not left_file.exists() and not left_dir.exists()
+    assert alive.exists() and mine.read_text() == "keep me"
+
+
+def test_workers_die_with_a_killed_parent(tmp_path: Path):
+    pids = tmp_path / "pids"
+    script = f"""
+import os, time, sqlite_utils
+from labnote_index import parallel
+parallel.MIN_PART = 1
+def write(db, items, progress):
+    with open({str(pids)!r}, "a") as f:
+        f.write(f"{{os.getpid()}}\\n")
+    time.sleep(60)
+parallel.run_sharded(sqlite_utils.Database({str(tmp_path / "x.db")!r}), [1, 2, 3], write, [], 3)
+"""
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    try:
+        for _ in range(200):
+            if pids.exists() and len(pids.read_text().split()) == 3:
+                break
+            time.sleep(0.05)
+        workers = [int(p) for p in pids.read_text().split() if int(p) != parent.pid]
+        assert len(workers) == 2
+    finally:
+        parent.kill()
+        parent.wait()
+    for _ in range(100):
+        if not any(alive(pid) for pid in workers):
+            break
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in workers)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/stat")
+    return not (status.exists() and status.read_text().split()[2] == "Z")  # zombie: dead
+
+
+def test_index_mode_follows_the_umask_and_a_replaced_index_keeps_its_mode(
+    sample_repo: Repo, tmp_path: Path
+):
+    old = os.umask(0o022)
+    try:
+        build_index(sample_repo.root, tmp_path / "new.db")
+        assert stat.S_IMODE(os.stat(tmp_path / "new.db").st_mode) == 0o644
+        os.chmod(tmp_path / "new.db", 0o640)
+        build_index(sample_repo.root, tmp_path / "new.db", full=True)
+        assert stat.S_IMODE(os.stat(tmp_path / "new.db").st_mode) == 0o640
+        sample_repo.edit(PACKET, notes="edited")
+        build_index(sample_repo.root, tmp_path / "new.db")  # incremental
+        assert stat.S_IMODE(os.stat(tmp_path / "new.db").st_mode) == 0o640
+    finally:
+        os.umask(old)
+
+
+def test_ctrl_c_exits_130_and_leaves_no_index(tmp_path: Path):
+    from bench.generate import generate
+
+    generate(tmp_path / "big", packets=400)
+    work = tmp_path / "work"
+    work.mkdir()
+    command = [sys.executable, "-m", "labnote_index", "build", str(tmp_path / "big")]
+    build = subprocess.Popen(
+        [*command, "--db", str(work / "index.db"), "--jobs", "1"],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for _ in range(500):  # until the build has started writing
+        if list(work.glob(".labnote-tmp-*")):
+            break
+        time.sleep(0.01)
+    build.send_signal(signal.SIGINT)
+    _, err = build.communicate(timeout=60)
+    assert build.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert list(work.iterdir()) == []
+
+
+# ---- views never write or read through a symlink
+
+
+def test_views_refuse_symlinked_view_files(sample_repo: Repo, tmp_path: Path):
+    outside = tmp_path / "outside.csv"
+    outside.write_text("secret,content\n")
+    view = sample_repo.root / "registry/packet_registry.csv"
+    view.unlink()
+    view.symlink_to(outside)
+    for args in (["views", str(sample_repo.root)], ["views", str(sample_repo.root), "--check"]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2, result.output
+        assert "is a symlink" in result.output and "secret" not in result.output
+    assert outside.read_text() == "secret,content\n"
+    index = sample_repo.root / "registry/INDEX.md"
+    assert index.read_text().startswith("# Registry Index")  # nothing written before refusing
+
+
+def test_views_refuse_a_registry_that_leads_outside(sample_repo: Repo, tmp_path: Path):
+    (sample_repo.root / "registry").rename(tmp_path / "elsewhere")
+    (sample_repo.root / "registry").symlink_to(tmp_path / "elsewhere")
+    before = sorted(p.name for p in (tmp_path / "elsewhere").iterdir())
+    result = CliRunner().invoke(cli, ["views", str(sample_repo.root)])
+    assert result.exit_code == 2 and "leading outside the repository" in result.output
+    assert sorted(p.name for p in (tmp_path / "elsewhere").iterdir()) == before
+
+
+def test_views_check_leaves_no_index_behind(sample_repo: Repo, tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["views", str(sample_repo.root), "--check"])
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "labnote.db").exists()
+
+
+def test_serve_on_a_busy_port_says_so_in_one_line(sample_repo: Repo):
+    sample_repo.index().close()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(cli, ["serve", str(sample_repo.db_path), "--port", str(port)])
+    assert result.exit_code == 2 and "Serving" not in result.output
+    assert f"cannot serve on 127.0.0.1:{port}" in result.output
+    assert result.output.strip().count("\n") == 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import sqlite_utils
@@ -112,7 +111,18 @@ def test_cli_full_flag_and_summary(repo: Repo):
     assert full.exit_code == 0 and "incremental" not in full.stderr
 
 
-def test_a_damaged_index_is_rebuilt_in_full(repo: Repo):
-    repo.db_path.write_text(json.dumps({"not": "sqlite"}))
+def test_a_damaged_index_is_rebuilt_in_full(repo: Repo, tmp_path: Path):
+    repo.index()
+    data = bytearray(repo.db_path.read_bytes())
+    page = 4096
+    middle = (len(data) // page // 2) * page
+    data[middle : middle + page] = b"\xff" * page  # one page of garbage
+    repo.db_path.write_bytes(bytes(data))
+    repo.edit(repo.first("registry/packets/*/*.json"), notes="edited")
     result = build_index(repo.root, repo.db_path)
-    assert not result.incremental and result.records["packet"] == 12
+    assert not result.incremental and result.rebuilt_because
+    assert "damaged" in result.rebuilt_because and result.records["packet"] == 12
+    build_index(repo.root, tmp_path / "full.db", full=True)
+    assert content(sqlite_utils.Database(repo.db_path)) == content(
+        sqlite_utils.Database(tmp_path / "full.db")
+    )

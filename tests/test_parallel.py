@@ -55,7 +55,7 @@ def test_three_processes_write_what_one_does(repo: Repo, tmp_path: Path, small_p
     assert {"file_unreadable", "reference_unresolved"} <= {
         f["check"] for f in spread["findings"].rows
     }
-    assert not list(tmp_path.glob(".shards-*"))  # shards are cleaned up
+    assert not list(tmp_path.glob(".labnote-*"))  # shards are cleaned up
 
 
 @pytest.mark.parametrize("edited", [1, 30])  # one file: read here; thirty: shared out
