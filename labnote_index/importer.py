@@ -28,6 +28,7 @@ from typing import Any
 import sqlite_utils
 
 from . import checks, views
+from .cycles import store_cycles
 from .discover import (
     DiscoveredFile,
     classify,
@@ -259,6 +260,7 @@ class _Build:
             if not incremental:
                 create_indexes(db)
             resolve_references(db, changed)
+            store_cycles(db)
             db["generated_views"].delete_where()
             # Views describe the whole registry, not a chosen few files; they are
             # worked out only for a repository that commits them (to find stale ones).

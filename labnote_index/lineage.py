@@ -7,6 +7,7 @@ replies to, the packets a handoff packet consumed); down is what came from it.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 import sqlite_utils
@@ -14,6 +15,10 @@ import sqlite_utils
 from .report import shown
 
 DIRECTIONS = ("up", "down", "both")
+# How much of a lineage is drawn: deep and wide enough for any real provenance,
+# bounded for a hostile one (a 1,500-long derivative_of chain).
+MAX_DEPTH = 40
+MAX_NODES = 400
 
 # Every edge reachable from the start, following child -> parent (up) or
 # parent -> child (down). UNION stops at nodes already seen, so cycles end.
@@ -58,33 +63,54 @@ def _nodes(db: sqlite_utils.Database) -> dict[str, dict[str, Any]]:
 def _tree(
     db: sqlite_utils.Database, start: str, direction: str, nodes: dict[str, dict[str, Any]]
 ) -> list[dict[str, Any]]:
+    """The branches reachable from ``start``, depth first, without recursion: a chain
+    is as long as the repository makes it. What lies beyond MAX_DEPTH levels or
+    MAX_NODES nodes is not drawn; the branch where it stops counts it in ``more``."""
     this, nxt = ("child", "parent") if direction == "up" else ("parent", "child")
     links: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for edge in db.query(_REACHABLE.format(this=this, next=nxt), {"start": start}):
         links[edge[this]][edge[nxt]].append(edge["field"])
     shown: set[str] = {start}
+    top: list[dict[str, Any]] = []
+    # Each frame: the links still to follow from a node, where its branches go, their depth.
+    frames = [(iter(sorted(links[start].items())), top, 1)]
+    while frames:
+        pending, out, depth = frames[-1]
+        step = next(pending, None)
+        if step is None:
+            frames.pop()
+            continue
+        other, fields = step
+        info = nodes.get(other, {})
+        branch = {
+            "node": other,
+            "kind": info.get("kind"),
+            "label": info.get("label"),
+            "status": info.get("status"),
+            "via": sorted(set(fields)),
+            "depth": depth,
+            "repeated": other in shown,
+            "more": 0,
+            "children": [],
+        }
+        out.append(branch)
+        if other in shown:
+            continue
+        shown.add(other)
+        if depth >= MAX_DEPTH or len(shown) > MAX_NODES:
+            branch["more"] = len(links[other])  # not drawn: follow its own lineage
+            continue
+        frames.append((iter(sorted(links[other].items())), branch["children"], depth + 1))
+    return top
 
-    def grow(node: str, depth: int) -> list[dict[str, Any]]:
-        branches = []
-        for other, fields in sorted(links[node].items()):
-            info = nodes.get(other, {})
-            branch = {
-                "node": other,
-                "kind": info.get("kind"),
-                "label": info.get("label"),
-                "status": info.get("status"),
-                "via": sorted(set(fields)),
-                "depth": depth,
-                "repeated": other in shown,
-                "children": [],
-            }
-            if other not in shown:
-                shown.add(other)
-                branch["children"] = grow(other, depth + 1)
-            branches.append(branch)
-        return branches
 
-    return grow(start, 1)
+def branches_in_order(branches: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Every branch of a tree, parents before their children, as drawn (no recursion)."""
+    stack = list(reversed(branches))
+    while stack:
+        branch = stack.pop()
+        yield branch
+        stack.extend(reversed(branch["children"]))
 
 
 def lineage(db: sqlite_utils.Database, key: str, direction: str = "both") -> dict[str, Any]:
@@ -110,15 +136,13 @@ def lineage_text(tree: dict[str, Any]) -> str:
         return f"{shown(node['kind'])} {shown(node['label'])}{status} {shown(node['node'])}"
 
     lines = [describe(tree)]
-
-    def walk(branches: list[dict[str, Any]], indent: str) -> None:
-        for b in branches:
-            seen = " (shown above)" if b["repeated"] else ""
-            lines.append(f"{indent}{shown(', '.join(b['via']))}: {describe(b)}{seen}")
-            walk(b["children"], indent + "  ")
-
     for d in ("up", "down"):
-        if d in tree:
-            lines.append(f"{d}:" if tree[d] else f"{d}: (nothing)")
-            walk(tree[d], "  ")
+        if d not in tree:
+            continue
+        lines.append(f"{d}:" if tree[d] else f"{d}: (nothing)")
+        for b in branches_in_order(tree[d]):
+            seen = " (shown above)" if b["repeated"] else ""
+            more = f" (+{b['more']} more, not drawn: ask for its own lineage)" if b["more"] else ""
+            indent = "  " * b["depth"]
+            lines.append(f"{indent}{shown(', '.join(b['via']))}: {describe(b)}{seen}{more}")
     return "\n".join(lines)

@@ -232,6 +232,11 @@ def create_tables(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("file", "files", "path")],
     )
+    # Records and packets on a cycle of reply_to, derivative_of or input_packets
+    # (cycles.py works them out; the cycle checks read them).
+    db["cycle_members"].create(
+        {"relation": str, "node": str, "cycle": int}, pk=("relation", "node")
+    )
     _create_handoff_tables(db)
     _create_format_tables(db)
 

@@ -397,3 +397,79 @@ def test_serve_on_a_busy_port_says_so_in_one_line(sample_repo: Repo):
     assert result.exit_code == 2 and "Serving" not in result.output
     assert f"cannot serve on 127.0.0.1:{port}" in result.output
     assert result.output.strip().count("\n") == 0
+
+
+# ---- long chains, cycles and copies: linear work, bounded output (speed: bench/scaling.py)
+
+
+def write_shape(shape: str, root: Path, n: int) -> None:
+    from bench.scaling import SHAPES
+
+    SHAPES[shape](root, n)
+
+
+def test_a_long_reply_cycle_reports_each_member_once(tmp_path: Path):
+    write_shape("cycle", tmp_path / "repo", 1500)
+    build_index(tmp_path / "repo", tmp_path / "i.db")
+    db = sqlite_utils.Database(tmp_path / "i.db")
+    members = [f["file"] for f in findings_of(db) if f["check"] == "reply_cycle"]
+    assert len(members) == len(set(members)) == 1500
+
+
+def test_a_long_reply_thread_is_not_a_cycle(tmp_path: Path):
+    write_shape("thread", tmp_path / "repo", 1500)
+    build_index(tmp_path / "repo", tmp_path / "i.db")
+    db = sqlite_utils.Database(tmp_path / "i.db")
+    assert [f for f in findings_of(db) if f["check"] == "reply_cycle"] == []
+
+
+def test_lineage_of_a_1500_long_chain_is_drawn_to_a_bound(tmp_path: Path):
+    from labnote_index.lineage import MAX_DEPTH
+
+    write_shape("derivation", tmp_path / "repo", 1500)
+    db = tmp_path / "i.db"
+    build_index(tmp_path / "repo", db)
+    for fmt in ("json", "text"):
+        args = ["lineage", "20250301-ops-p1499", "--db", str(db), "--format", fmt]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+    tree = json.loads(CliRunner().invoke(cli, [*args[:-1], "json"]).output)
+    deepest, depth = tree["up"][0], 1
+    while deepest["children"]:
+        deepest, depth = deepest["children"][0], depth + 1
+    assert depth == MAX_DEPTH and deepest["more"] == 1
+    assert "+1 more, not drawn" in result.output
+
+
+def test_lineage_page_of_a_long_chain_answers(tmp_path: Path):
+    import asyncio
+
+    from labnote_index.serve import make_datasette
+
+    write_shape("derivation", tmp_path / "repo", 1500)
+    build_index(tmp_path / "repo", tmp_path / "i.db")
+    datasette = make_datasette(tmp_path / "i.db")
+    node = "registry/packets/2025/20250301-ops-p1499.json"
+    response = asyncio.run(datasette.client.get(f"/i/-/lineage?node={node}"))
+    assert response.status_code == 200 and "+1 more" in response.text
+
+
+def test_a_finding_lists_a_bounded_number_of_duplicate_copies(tmp_path: Path):
+    write_shape("duplicates", tmp_path / "repo", 300)
+    build_index(tmp_path / "repo", tmp_path / "i.db")
+    found = [
+        f
+        for f in findings_of(sqlite_utils.Database(tmp_path / "i.db"))
+        if f["check"] == "duplicate_id"
+    ]
+    assert len(found) == 300
+    assert all(f["message"].count(".json") == 5 for f in found)
+    assert all("is in 300 files" in f["message"] and "and 295 more" in f["message"] for f in found)
+
+
+def test_one_record_with_many_tags_names_each_unresolved_one(tmp_path: Path):
+    write_shape("tags", tmp_path / "repo", 20000)
+    build_index(tmp_path / "repo", tmp_path / "i.db")
+    db = sqlite_utils.Database(tmp_path / "i.db")
+    assert db["tag_uses"].count == 20000
+    assert sum(f["check"] == "tag_unresolved" for f in findings_of(db)) == 20000

@@ -76,14 +76,10 @@ async def lineage_page(datasette: Any, request: Any) -> Response:
     except lineage.NodeNotFound as exc:
         raise NotFound(str(exc)) from exc
 
-    def decorate(branches: list[dict[str, Any]]) -> None:
-        for b in branches:
+    for direction in ("up", "down"):
+        for b in lineage.branches_in_order(tree[direction]):
             b["row_url"] = _row_url(datasette, database, b)
             b["lineage_url"] = lineage_url(datasette, database, b["node"])
-            decorate(b["children"])
-
-    decorate(tree["up"])
-    decorate(tree["down"])
     tree["row_url"] = _row_url(datasette, database, tree)
     try:
         svg = lineage_svg(tree, lambda node: lineage_url(datasette, database, node))

@@ -12,6 +12,8 @@ from typing import Any
 
 import graphviz
 
+from ..lineage import branches_in_order
+
 KIND_COLOURS = {
     "packet": "#dbeafe",
     "response": "#dcfce7",
@@ -59,19 +61,24 @@ def lineage_svg(tree: dict[str, Any], url_for: Callable[[str], str]) -> str:
 
     root = node_id(tree, start=True)
 
-    def walk(parent_id: str, branches: list[dict[str, Any]], upward: bool) -> None:
-        for b in branches:
+    for direction, upward in (("up", True), ("down", False)):
+        parents = {id(b): root for b in tree.get(direction, [])}
+        for b in branches_in_order(tree.get(direction, [])):
             other = node_id(b)
             via = graphviz.escape(", ".join(b["via"]))
+            parent_id = parents[id(b)]
             if upward:
                 dot.edge(other, parent_id, label=via)
             else:
                 dot.edge(parent_id, other, label=via)
-            if not b["repeated"]:
-                walk(other, b["children"], upward)
-
-    walk(root, tree.get("up", []), upward=True)
-    walk(root, tree.get("down", []), upward=False)
+            for child in b["children"]:
+                parents[id(child)] = other
+            if b["more"]:  # what is not drawn, as a dashed "+N more" leading on
+                more = f"{other}_more"
+                label = f"+{b['more']} more"
+                dot.node(more, label=label, shape="plaintext", URL=url_for(b["node"]))
+                ends = (more, other) if upward else (other, more)
+                dot.edge(*ends, style="dashed")
     try:
         svg = dot.pipe(encoding="utf-8")
     except graphviz.ExecutableNotFound as exc:

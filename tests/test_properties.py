@@ -1,0 +1,181 @@
+"""Property-based tests (Hypothesis): random values in every field of every record
+type, random small trees of files, directories and symlinks, random graphs.
+
+Bounded for `make test` (a few seconds); LABNOTE_HYPOTHESIS=long runs many more
+examples.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from labnote_index.cli import cli
+from labnote_index.cycles import on_cycles
+from labnote_index.formats import RECORD_TYPES
+from labnote_index.importer import build_index
+
+from .conftest import CONFORMANCE
+
+settings.register_profile(
+    "default", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "long", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("long" if os.environ.get("LABNOTE_HYPOTHESIS") == "long" else "default")
+
+# Exit codes the README documents for check.
+CHECK_EXITS = {0, 1}
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+VALID = {
+    name: json.loads((CONFORMANCE / "records/valid" / name / "record.json").read_text())
+    for name in RECORD_TYPES
+}
+
+
+@st.composite
+def damaged_records(draw: st.DrawFn) -> dict[str, dict[str, Any]]:
+    """Every record type's valid record with one field (or a new one) set to a random value."""
+    records = {}
+    for name, record in VALID.items():
+        field = draw(st.sampled_from([*record, "unexpected"]))
+        records[name] = record | {field: draw(json_values)}
+    return records
+
+
+@given(records=damaged_records())
+def test_random_values_in_any_field_never_escape_as_exceptions(
+    records: dict[str, dict[str, Any]],
+):
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        for name, record in records.items():
+            path = root / "registry" / RECORD_TYPES[name].directory / f"{name}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(record))
+        result = CliRunner().invoke(
+            cli, ["check", str(root), "--db", str(Path(tmp) / "i.db"), "--format", "json"]
+        )
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+        assert result.exit_code in CHECK_EXITS, result.output
+        json.loads(result.stdout)
+        files = {r["path"] for r in sqlite_utils.Database(Path(tmp) / "i.db")["files"].rows}
+        assert {f"registry/{RECORD_TYPES[n].directory}/{n}.json" for n in records} <= files
+
+
+names = st.sampled_from(["a", "b.json", "C.JSON", "x.md", ".hidden", "registry", "packet-v001"])
+SECRET = "outside-secret-7f3a"
+
+
+@st.composite
+def trees(draw: st.DrawFn) -> list[tuple[str, str, str]]:
+    """(kind, path under registry/, payload): files, directories, symlinks."""
+    entries = []
+    for _ in range(draw(st.integers(1, 8))):
+        depth = draw(st.integers(1, 3))
+        path = "/".join(draw(names) for _ in range(depth))
+        kind = draw(st.sampled_from(["file", "json", "dir", "link"]))
+        if kind == "link":
+            payload = draw(st.sampled_from(["../outside", "/outside", ".", "..", "a", "../../.."]))
+        elif kind == "json":
+            payload = json.dumps(draw(json_values))
+        else:
+            payload = draw(st.text(max_size=30))
+        entries.append((kind, path, payload))
+    return entries
+
+
+@given(tree=trees())
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+def test_random_trees_never_escape_the_repository(tree: list[tuple[str, str, str]]):
+    with tempfile.TemporaryDirectory() as tmp:
+        outside = Path(tmp) / "outside"
+        outside.mkdir()
+        (outside / "secret.json").write_text(json.dumps({"record_type": "tag", "x": SECRET}))
+        (outside / "secret.md").write_text(SECRET)
+        before = {p.name: p.stat().st_mtime_ns for p in outside.iterdir()}
+        root = Path(tmp) / "repo"
+        registry = root / "registry"
+        registry.mkdir(parents=True)
+        for kind, rel, payload in tree:
+            path = registry / rel
+            parents = [registry.joinpath(*rel.split("/")[:i]) for i in range(1, rel.count("/") + 1)]
+            if any(parent.is_symlink() for parent in parents):
+                continue  # the test itself must not write through a link
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if kind == "dir":
+                    path.mkdir(exist_ok=True)
+                elif kind == "link":
+                    target = str(outside) if payload == "/outside" else payload
+                    path.symlink_to(target)
+                else:
+                    path.write_text(payload)
+            except OSError:
+                continue  # a name already taken by another kind of entry
+        db_path = Path(tmp) / "i.db"
+        build_index(root, db_path)
+        db = sqlite_utils.Database(db_path)
+        text = "\n".join(
+            str(v)
+            for t in ("record_json", "artifacts", "files")
+            for r in db[t].rows
+            for v in r.values()
+        )
+        assert SECRET not in text
+        files = {r["path"] for r in db["files"].rows}
+        # Every regular file under registry/, in directories reached without a symlink
+        # and not hidden, is accounted for.
+        for directory, dirs, names_here in os.walk(registry):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            for name in names_here:
+                path = Path(directory) / name
+                if path.is_file() and not path.is_symlink():
+                    assert path.relative_to(root).as_posix() in files
+        assert {p.name: p.stat().st_mtime_ns for p in outside.iterdir()} == before
+        shutil.rmtree(root)
+
+
+@given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=20))
+def test_cycle_members_are_the_nodes_that_reach_themselves(edges: list[tuple[int, int]]):
+    graph: dict[str, set[str]] = {}
+    for a, b in edges:
+        graph.setdefault(str(a), set()).add(str(b))
+
+    def reaches_itself(start: str) -> bool:
+        seen, todo = set(), list(graph.get(start, ()))
+        while todo:
+            node = todo.pop()
+            if node == start:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo.extend(graph.get(node, ()))
+        return False
+
+    found = on_cycles((str(a), str(b)) for a, b in edges)
+    members = [n for component in found for n in component]
+    assert len(members) == len(set(members))
+    assert set(members) == {n for n in graph if reaches_itself(n)}
