@@ -166,8 +166,11 @@ def _revisions(
     full: bool = False,
     jobs: int | None = None,
 ) -> Iterator[Path]:
-    """Index the head (a revision, or the working tree) into db_path; yield a base index."""
+    """Index the head (a revision, or the working tree) into db_path; yield a base index.
+    Both revisions are looked up first: a bad one is said before anything is built."""
     try:
+        for rev in (base, head) if head is not None else (base,):
+            revisions.resolve(repo, rev)
         if head:
             revisions.build_revision(repo, head, db_path, full=full, jobs=jobs)
         else:
@@ -278,7 +281,7 @@ def check(
     something was, 2 on a usage error, an unreadable repository or an index
     that cannot be written.
     """
-    if base or head:
+    if base is not None or head is not None:
         if repo is None or not base:
             raise click.UsageError("--base (and --head) need REPO and --base")
         if files or enforce_layout:

@@ -1,17 +1,22 @@
 """Compare two revisions of a repository: transitions only a comparison can see.
 
-The base revision is read straight from git objects (``git archive``) into a
-temporary directory, never by checking it out, so the working tree and the
-repository's index are untouched. Both revisions are indexed the usual way;
-the transition checks (``checks/transitions``) are SQL over the head index
-with the base index attached as ``base``.
+The base revision is read straight from git objects (``git ls-tree`` and
+``git cat-file --batch``) into a temporary directory, never by checking it
+out, so the working tree and the repository's index are untouched. Nothing in
+the revision can hide a file from the comparison: ``git archive`` would obey
+``export-ignore`` in the revision's own ``.gitattributes``, so it is not used.
+Both revisions are indexed the usual way; the transition checks
+(``checks/transitions``) are SQL over the head index with the base index
+attached as ``base``.
 """
 
 from __future__ import annotations
 
-import io
+import json
+import os
+import stat
 import subprocess
-import tarfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,21 +47,111 @@ def _git(repo: Path, *args: str) -> bytes:
     return done.stdout
 
 
-def materialize(repo: Path, rev: str, dest: Path) -> None:
-    """Write the files of ``rev`` into ``dest`` from git objects (no checkout)."""
-    commit = _git(repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}")
-    archive = _git(repo, "archive", "--format=tar", commit.decode().strip())
-    dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        # The 'data' filter refuses members that would land outside dest (and
-        # links that point there); those are left out, never followed.
-        def safe(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
-            try:
-                return tarfile.data_filter(member, path)
-            except tarfile.FilterError:
-                return None
+def resolve(repo: Path, rev: str) -> str:
+    """The commit a revision names, or RevisionError saying there is none."""
+    if not rev.strip():
+        raise RevisionError("an empty revision names nothing: give a branch, tag or commit")
+    try:
+        found = _git(
+            repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
+        )
+    except RevisionError as exc:
+        if "not a git repository" in str(exc):
+            raise RevisionError(f"{repo} is not a git repository: --base needs one") from exc
+        raise RevisionError(f"no revision {rev!r} in {repo}") from exc
+    return found.decode().strip()
 
-        tar.extractall(dest, filter=safe)
+
+def _safe_parts(path: bytes) -> list[str] | None:
+    """The components of a path in a tree, or None for one that could leave dest."""
+    parts = os.fsdecode(path).split("/")
+    if any(p in ("", ".", "..") or p.lower() == ".git" for p in parts):
+        return None
+    return parts
+
+
+def materialize(repo: Path, rev: str, dest: Path) -> None:
+    """Write the files of ``rev`` into ``dest`` from git objects (no checkout, no
+    attributes: every file of the revision, whatever its .gitattributes say).
+
+    Regular files are written first, symlinks last, each created anew
+    (O_EXCL, O_NOFOLLOW), so that nothing is ever written through a link.
+    """
+    commit = resolve(repo, rev)
+    listing = _git(repo, "ls-tree", "-r", "-z", "--full-tree", commit)
+    files, links = [], []
+    for entry in listing.split(b"\0"):
+        meta, _, path = entry.partition(b"\t")
+        fields = meta.split(b" ")
+        if len(fields) != 3 or fields[1] != b"blob":
+            continue  # the empty tail, and submodules (commits, not files)
+        parts = _safe_parts(path)
+        if parts is not None:
+            (links if fields[0] == b"120000" else files).append((fields[2], parts, fields[0]))
+    dest.mkdir(parents=True, exist_ok=True)
+    wanted = files + links
+    cat = subprocess.Popen(
+        ["git", "-C", str(repo), "cat-file", "--batch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert cat.stdin is not None and cat.stdout is not None
+
+    def ask() -> None:  # a thread: the answers must be read while the questions go out
+        try:
+            for oid, _, _ in wanted:
+                cat.stdin.write(oid + b"\n")
+        except BrokenPipeError:
+            pass
+        finally:
+            cat.stdin.close()
+
+    asker = threading.Thread(target=ask, daemon=True)
+    asker.start()
+    made: set[Path] = set()
+    try:
+        for _, parts, mode in wanted:
+            header = cat.stdout.readline().split()
+            if len(header) != 3 or header[1] != b"blob":
+                raise RevisionError(f"git cat-file could not read {'/'.join(parts)}")
+            content = cat.stdout.read(int(header[2]))
+            cat.stdout.read(1)  # the newline after each object
+            _write_entry(dest, parts, mode, content, made)
+    finally:
+        cat.stdout.close()
+        cat.wait()
+        asker.join()
+
+
+def _write_entry(
+    dest: Path, parts: list[str], mode: bytes, content: bytes, made: set[Path]
+) -> None:
+    """Write one file (or symlink) of a tree; never through a link or over a file."""
+    parent = dest
+    for part in parts[:-1]:  # each directory made here, a real one (not a link)
+        parent = parent / part
+        if parent in made:
+            continue
+        try:
+            os.mkdir(parent)
+        except FileExistsError:
+            if not stat.S_ISDIR(os.lstat(parent).st_mode):
+                return  # a file or link holds the name: the first one stands
+        except OSError:
+            return
+        made.add(parent)
+    target = parent / parts[-1]
+    try:
+        if mode == b"120000":
+            os.symlink(os.fsdecode(content), target)
+            return
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(target, flags, 0o755 if mode == b"100755" else 0o644)
+        with open(fd, "wb") as handle:
+            handle.write(content)
+    except OSError:
+        pass  # a path the tree names twice: the first one stands
 
 
 @contextmanager
@@ -107,65 +202,96 @@ def check_transitions(db_path: Path, base_db: Path, jobs: int = 1) -> int:
         )
 
 
+# A record is matched across revisions by type and ID; one without an ID (it
+# could not be read, or lacks the field) by its file instead.
 DIFF_SQL = """
 WITH
-head AS (SELECT h.*, j.json FROM records h LEFT JOIN record_json j ON j.file = h.file),
-old AS (SELECT b.*, j.json FROM base.records b LEFT JOIN base.record_json j ON j.file = b.file),
+head AS (SELECT h.*, j.json, CASE WHEN h.record_id IS NULL THEN 'file' ELSE 'id' END AS key_kind,
+                coalesce(h.record_id, h.file) AS key
+         FROM records h LEFT JOIN record_json j ON j.file = h.file),
+old AS (SELECT b.*, j.json, CASE WHEN b.record_id IS NULL THEN 'file' ELSE 'id' END AS key_kind,
+               coalesce(b.record_id, b.file) AS key
+        FROM base.records b LEFT JOIN base.record_json j ON j.file = b.file),
 pairs AS (
-    SELECT h.record_type, h.record_id, b.file AS base_file, h.file AS head_file,
+    SELECT h.record_type, h.record_id, h.key_kind, h.key, b.file AS base_file, h.file AS head_file,
            b.status AS base_status, h.status AS head_status, b.json AS base_json,
            h.json AS head_json
-    FROM head h JOIN old b ON b.record_type = h.record_type AND b.record_id = h.record_id
+    FROM head h JOIN old b
+      ON b.record_type = h.record_type AND b.key_kind = h.key_kind AND b.key = h.key
 ),
 head_refs AS (
-    SELECT r.record_type, r.record_id, x.field, x.target_id
-    FROM records r JOIN refs x ON x.source_file = r.file
+    SELECT r.record_type, r.key_kind, r.key, x.field, x.target_id
+    FROM head r JOIN refs x ON x.source_file = r.file
 ),
 base_refs AS (
-    SELECT r.record_type, r.record_id, x.field, x.target_id
-    FROM base.records r JOIN base.refs x ON x.source_file = r.file
+    SELECT r.record_type, r.key_kind, r.key, x.field, x.target_id
+    FROM old r JOIN base.refs x ON x.source_file = r.file
 )
 SELECT 'added' AS change, record_type, record_id, file, NULL AS field, NULL AS before,
-       status AS after
-FROM head h WHERE NOT EXISTS (SELECT 1 FROM old b
-                              WHERE b.record_type = h.record_type AND b.record_id = h.record_id)
+       status AS after, NULL AS base_json, NULL AS head_json
+FROM head h WHERE NOT EXISTS (SELECT 1 FROM old b WHERE b.record_type = h.record_type
+                              AND b.key_kind = h.key_kind AND b.key = h.key)
 UNION ALL
-SELECT 'removed', record_type, record_id, file, NULL, status, NULL
-FROM old b WHERE NOT EXISTS (SELECT 1 FROM head h
-                             WHERE h.record_type = b.record_type AND h.record_id = b.record_id)
+SELECT 'removed', record_type, record_id, file, NULL, status, NULL, NULL, NULL
+FROM old b WHERE NOT EXISTS (SELECT 1 FROM head h WHERE h.record_type = b.record_type
+                             AND h.key_kind = b.key_kind AND h.key = b.key)
 UNION ALL
-SELECT 'status', record_type, record_id, head_file, 'status', base_status, head_status
+SELECT 'status', record_type, record_id, head_file, 'status', base_status, head_status, NULL, NULL
 FROM pairs WHERE base_status IS NOT head_status
 UNION ALL
-SELECT 'moved', record_type, record_id, head_file, NULL, base_file, head_file
+SELECT 'moved', record_type, record_id, head_file, NULL, base_file, head_file, NULL, NULL
 FROM pairs WHERE base_file != head_file
 UNION ALL
-SELECT 'reference added', h.record_type, h.record_id, p.head_file, h.field, NULL, h.target_id
-FROM head_refs h JOIN pairs p ON p.record_type = h.record_type AND p.record_id = h.record_id
+SELECT 'reference added', h.record_type, p.record_id, p.head_file, h.field, NULL, h.target_id,
+       NULL, NULL
+FROM head_refs h
+JOIN pairs p ON p.record_type = h.record_type AND p.key_kind = h.key_kind AND p.key = h.key
 WHERE NOT EXISTS (SELECT 1 FROM base_refs b
-                  WHERE b.record_type = h.record_type AND b.record_id = h.record_id
-                    AND b.field = h.field AND b.target_id = h.target_id)
+                  WHERE b.record_type = h.record_type AND b.key_kind = h.key_kind
+                    AND b.key = h.key AND b.field = h.field AND b.target_id = h.target_id)
 UNION ALL
-SELECT 'reference removed', b.record_type, b.record_id, p.head_file, b.field, b.target_id, NULL
-FROM base_refs b JOIN pairs p ON p.record_type = b.record_type AND p.record_id = b.record_id
+SELECT 'reference removed', b.record_type, p.record_id, p.head_file, b.field, b.target_id, NULL,
+       NULL, NULL
+FROM base_refs b
+JOIN pairs p ON p.record_type = b.record_type AND p.key_kind = b.key_kind AND p.key = b.key
 WHERE NOT EXISTS (SELECT 1 FROM head_refs h
-                  WHERE h.record_type = b.record_type AND h.record_id = b.record_id
-                    AND h.field = b.field AND h.target_id = b.target_id)
+                  WHERE h.record_type = b.record_type AND h.key_kind = b.key_kind
+                    AND h.key = b.key AND h.field = b.field AND h.target_id = b.target_id)
 UNION ALL
-SELECT 'edited', record_type, record_id, head_file, NULL, NULL, NULL
-FROM pairs WHERE json(head_json) IS NOT json(base_json) AND base_status IS head_status
+SELECT 'edited', record_type, record_id, head_file, NULL, NULL, NULL, base_json, head_json
+FROM pairs WHERE json(head_json) IS NOT json(base_json)
 UNION ALL
-SELECT 'handoff added', 'handoff_packet', h.packet_dir, h.manifest, NULL, NULL, h.status
+SELECT 'handoff added', 'handoff_packet', h.packet_dir, h.manifest, NULL, NULL, h.status,
+       NULL, NULL
 FROM handoff_packets h
 WHERE NOT EXISTS (SELECT 1 FROM base.handoff_packets b WHERE b.packet_dir = h.packet_dir)
 UNION ALL
-SELECT 'handoff removed', 'handoff_packet', b.packet_dir, b.manifest, NULL, b.status, NULL
+SELECT 'handoff removed', 'handoff_packet', b.packet_dir, b.manifest, NULL, b.status, NULL,
+       NULL, NULL
 FROM base.handoff_packets b
 WHERE NOT EXISTS (SELECT 1 FROM handoff_packets h WHERE h.packet_dir = b.packet_dir)
 UNION ALL
-SELECT 'handoff status', 'handoff_packet', h.packet_dir, h.manifest, 'status', b.status, h.status
+SELECT 'handoff status', 'handoff_packet', h.packet_dir, h.manifest, 'status', b.status, h.status,
+       NULL, NULL
 FROM handoff_packets h JOIN base.handoff_packets b ON b.packet_dir = h.packet_dir
 WHERE b.status IS NOT h.status
+UNION ALL
+-- A file of a packet present in both revisions, added or removed or changed in content.
+SELECT 'handoff edited', 'handoff_packet', p.packet_dir,
+       CASE p.packet_dir WHEN '' THEN f.path ELSE p.packet_dir || '/' || f.path END,
+       f.path, f.before, f.after, NULL, NULL
+FROM handoff_packets p JOIN base.handoff_packets b ON b.packet_dir = p.packet_dir
+JOIN (
+    SELECT h.packet_dir, h.path, o.sha256 AS before, h.sha256 AS after
+    FROM handoff_files h LEFT JOIN base.handoff_files o
+      ON o.packet_dir = h.packet_dir AND o.path = h.path
+    WHERE o.sha256 IS NOT h.sha256
+    UNION ALL
+    SELECT o.packet_dir, o.path, o.sha256, NULL
+    FROM base.handoff_files o
+    WHERE NOT EXISTS (SELECT 1 FROM handoff_files h
+                      WHERE h.packet_dir = o.packet_dir AND h.path = o.path)
+) f ON f.packet_dir = p.packet_dir
 ORDER BY record_type, record_id, change, field
 """
 
@@ -173,9 +299,51 @@ DIFF_KEYS = ("change", "record_type", "record_id", "file", "field", "before", "a
 
 
 def diff(db_path: Path, base_db: Path) -> list[dict[str, Any]]:
-    """What changed from the base to the head index, record by record."""
+    """What changed from the base to the head index, record by record; an edited
+    record as one row per changed field (before and after as JSON text)."""
+    rows: list[dict[str, Any]] = []
     with attached(db_path, base_db) as db:
-        return [dict(row) for row in db.query(DIFF_SQL)]
+        for row in db.query(DIFF_SQL):
+            base_json, head_json = row.pop("base_json"), row.pop("head_json")
+            if row["change"] == "edited":
+                rows += _edited_fields(row, base_json, head_json)
+            else:
+                rows.append(row)
+    return rows
+
+
+def _edited_fields(row: dict[str, Any], base_json: str | None, head_json: str | None) -> list:
+    """One 'edited' row per top-level field whose value changed (status has a row of
+    its own)."""
+    before, after = _object(base_json), _object(head_json)
+    changed = []
+    for field in sorted(set(before) | set(after)):
+        if field == "status" or before.get(field, _ABSENT) == after.get(field, _ABSENT):
+            continue
+        changed.append(
+            row
+            | {
+                "field": field,
+                "before": _shown_json(before, field),
+                "after": _shown_json(after, field),
+            }
+        )
+    return changed  # none: only the status, or only the formatting, changed
+
+
+_ABSENT = object()
+
+
+def _object(text: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _shown_json(data: dict[str, Any], field: str) -> str | None:
+    return json.dumps(data[field], ensure_ascii=False) if field in data else None
 
 
 def diff_text(rows: list[dict[str, Any]]) -> str:
@@ -187,6 +355,10 @@ def diff_text(rows: list[dict[str, Any]]) -> str:
             detail = f": {shown(row['before'])} -> {shown(row['after'])}"
         elif change.startswith("reference"):
             detail = f": {shown(row['field'])} {shown(row['after'] or row['before'])}"
+        elif change in ("edited", "handoff edited") and row["field"]:
+            before = "(absent)" if row["before"] is None else shown(row["before"])
+            after = "(absent)" if row["after"] is None else shown(row["after"])
+            detail = f": {shown(row['field'])}: {before} -> {after}"
         else:
             detail = f" ({shown(row['file'])})"
         lines.append(f"{change:18} {what}{detail}")

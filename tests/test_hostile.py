@@ -473,3 +473,107 @@ def test_one_record_with_many_tags_names_each_unresolved_one(tmp_path: Path):
     db = sqlite_utils.Database(tmp_path / "i.db")
     assert db["tag_uses"].count == 20000
     assert sum(f["check"] == "tag_unresolved" for f in findings_of(db)) == 20000
+
+
+# ---- git: a revision cannot hide its own files
+
+
+def check_json(*args: str | Path) -> tuple[int, list[dict]]:
+    result = CliRunner().invoke(cli, ["check", *map(str, args), "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_export_ignore_in_the_head_cannot_hide_a_broken_record(history: Repo):
+    from .conftest import git
+
+    history.write("registry/packets/2026/20260920-x-broken.json", '{"record_type": "packet"}')
+    history.write(".gitattributes", "registry/packets/2026/20260920-x-broken.json export-ignore\n")
+    git(history.root, "add", "-A")
+    git(history.root, "commit", "-q", "-m", "hide it")
+    args = (history.root, "--db", history.db_path)
+    _, from_revisions = check_json(*args, "--base", "base", "--head", "HEAD")
+    _, working_tree = check_json(history.root, "--db", history.root.parent / "w.db")
+    broken = "registry/packets/2026/20260920-x-broken.json"
+    assert broken in {f["file"] for f in from_revisions}
+    assert {f["file"] for f in working_tree if f["file"] == broken} == {broken}
+
+
+def test_export_ignore_in_the_base_cannot_hide_a_changed_visit(history: Repo):
+    from .conftest import git
+
+    visit = "registry/visits/2026/20260903-maria-ops-retention-question-visit.json"
+    history.write(".gitattributes", "registry/visits/** export-ignore\n")
+    git(history.root, "add", "-A")
+    git(history.root, "commit", "-q", "-m", "ignore visits")
+    git(history.root, "tag", "-f", "base")
+    history.edit(visit, notes="rewritten later")
+    _, found = check_json(history.root, "--db", history.db_path, "--base", "base")
+    assert ("visit_changed", visit) in {(f["check"], f["file"]) for f in found}
+
+
+def test_empty_or_missing_revisions_are_said_before_anything_is_built(history: Repo):
+    for base in ("", "no-such-rev"):
+        result = CliRunner().invoke(
+            cli, ["check", str(history.root), "--db", str(history.db_path), "--base", base]
+        )
+        assert result.exit_code == 2, result.output
+        assert "fatal" not in result.output and "Traceback" not in result.output
+        assert not history.db_path.exists()  # nothing was built first
+    assert "no revision 'no-such-rev' in" in result.output
+
+
+def test_a_record_without_an_id_is_neither_added_nor_removed(history: Repo):
+    from .conftest import git
+
+    history.write("registry/packets/2026/no-id.json", '{"record_type": "packet"}')
+    git(history.root, "add", "-A")
+    git(history.root, "commit", "-q", "-m", "a record with no id")
+    git(history.root, "tag", "-f", "base")
+    history.write("registry/packets/2026/no-id.json", '{"record_type": "packet", "notes": "x"}')
+    result = CliRunner().invoke(
+        cli,
+        [
+            "diff",
+            str(history.root),
+            "--base",
+            "base",
+            "--db",
+            str(history.db_path),
+            "--format",
+            "json",
+        ],
+    )
+    changes = [(r["change"], r["file"], r["field"]) for r in json.loads(result.stdout)]
+    assert changes == [("edited", "registry/packets/2026/no-id.json", "notes")]
+
+
+def test_diff_names_each_edited_field_and_files_edited_in_a_ready_packet(history: Repo):
+    architect = "docs/workflow/roles/architect/reports/retention-policy/packet-v001"
+    history.write(f"{architect}/decisions.md", "rewritten after handoff\n")
+    history.edit(PACKET, notes="a new note", topic="retention-question-v2")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "diff",
+            str(history.root),
+            "--base",
+            "base",
+            "--db",
+            str(history.db_path),
+            "--format",
+            "json",
+        ],
+    )
+    rows = json.loads(result.stdout)
+    edited = {(r["field"], r["before"], r["after"]) for r in rows if r["change"] == "edited"}
+    assert ("notes", '""', '"a new note"') in edited
+    assert any(f == "topic" for f, _, _ in edited)
+    handoff = [r for r in rows if r["change"] == "handoff edited"]
+    assert [(r["record_id"], r["field"]) for r in handoff] == [(architect, "decisions.md")]
+    text = (
+        CliRunner()
+        .invoke(cli, ["diff", str(history.root), "--base", "base", "--db", str(history.db_path)])
+        .output
+    )
+    assert 'edited             packet 20260903-maria-ops-retention-question: notes: "" -> ' in text

@@ -193,7 +193,12 @@ def test_diff_lists_changes_record_by_record(history: Repo):
     assert ("removed", "20260912-gemini-late-reply", "open", None) in changes
     assert ("moved", "20260903-maria-ops-retention-kickoff", M1, rel) in changes
     assert ("handoff status", RESEARCHER, "draft", "ready_for_next_role") in changes
-    assert ("edited", "20260906-gemini-retention-summary", None, None) in changes
+    edited = [r for r in json.loads(result.stdout) if r["change"] == "edited"]
+    assert [(r["record_id"], r["field"]) for r in edited] == [
+        ("20260906-gemini-retention-summary", "tags")
+    ]
+    assert json.loads(edited[0]["after"]) == ["retention"]
+    assert "provenance" in json.loads(edited[0]["before"])
     text = CliRunner().invoke(
         cli, ["diff", str(history.root), "--base", "base", "--db", str(history.db_path)]
     )
