@@ -77,6 +77,11 @@ def load_checks(catalogue: str = "checks") -> list[Check]:
     return [parse_check(name[: -len(".sql")], text) for name, text in found]
 
 
+def catalogue() -> list[Check]:
+    """Every check: those of one index, then the transition checks (--base)."""
+    return load_checks() + load_checks("checks/transitions")
+
+
 def run_checks(
     db: sqlite_utils.Database,
     checks: list[Check] | None = None,

@@ -24,9 +24,11 @@ from .importer import (
     build_index,
     check_index_path,
     index_damage,
+    indexed_repository,
 )
 from .parallel import WorkerError, default_jobs
 from .tempfiles import temporary_directory
+from .text import shown
 
 DEFAULT_DB = "labnote.db"
 
@@ -235,9 +237,18 @@ def build(
 @click.argument("repo", required=False, type=click.Path(file_okay=False, path_type=Path))
 @_db_option
 @_format_option(
-    ["text", "json", "github"],
+    ["text", "json", "github", "sarif"],
     "text groups findings by file; json prints an array of finding objects; "
-    "github prints GitHub Actions ::error/::warning annotations.",
+    "github prints GitHub Actions ::error/::warning annotations; sarif prints a "
+    "SARIF 2.1.0 log for code scanning (one rule per check). In github and sarif "
+    "output, paths are relative to the git work tree holding REPO (else to the "
+    "current directory), as GitHub resolves them.",
+)
+@click.option(
+    "--no-db",
+    is_flag=True,
+    help="With REPO: index into a temporary file, removed afterwards (nothing is "
+    "left behind; for hooks and one-off checks).",
 )
 @click.option(
     "--fail-on",
@@ -262,6 +273,7 @@ def check(
     repo: Path | None,
     db_path: Path,
     fmt: str,
+    no_db: bool,
     fail_on: str,
     base: str | None,
     head: str | None,
@@ -277,10 +289,39 @@ def check(
     is also compared with that revision, read from git objects without a
     checkout.
 
-    Exit status: 0 when nothing at or above --fail-on was found, 1 when
-    something was, 2 on a usage error, an unreadable repository or an index
-    that cannot be written.
+    Exit status: 0 when nothing at or above --fail-on was found; 1 when
+    something was; 2 on a usage error, an unreadable repository, a bad
+    revision, no index at --db, a --db that is not a labnote index, or an
+    index that cannot be written or read; 130 when interrupted.
     """
+    if no_db and repo is None:
+        raise click.UsageError("--no-db needs REPO: there is no index to check otherwise")
+    with _index_file(None if no_db else db_path) as index:
+        found, root = _checked(repo, index, base, head, enforce_layout, jobs, full, files)
+    if fmt == "json":
+        click.echo(report.findings_json(found))
+    elif fmt in ("github", "sarif"):
+        prefix = revisions.path_prefix(root) if root else ""
+        if fmt == "sarif":
+            click.echo(report.findings_sarif(found, checks.catalogue(), prefix))
+        elif found:
+            click.echo(report.findings_github(found, prefix))
+    else:
+        click.echo(report.findings_text(found))
+    sys.exit(EXIT_FOUND if checks.fails(found, fail_on) else EXIT_OK)
+
+
+def _checked(
+    repo: Path | None,
+    db_path: Path,
+    base: str | None,
+    head: str | None,
+    enforce_layout: bool,
+    jobs: int | None,
+    full: bool,
+    files: tuple[str, ...],
+) -> tuple[list[dict[str, Any]], Path | None]:
+    """The findings of check's three modes, and the root of the repository indexed."""
     if base is not None or head is not None:
         if repo is None or not base:
             raise click.UsageError("--base (and --head) need REPO and --base")
@@ -288,24 +329,15 @@ def check(
             raise click.UsageError("--base compares whole revisions: no FILES or --enforce-layout")
         with _revisions(repo, base, head, db_path, full, jobs) as base_db:
             revisions.check_transitions(db_path, base_db, jobs or default_jobs())
-        db = sqlite_utils.Database(db_path)
-    elif repo is not None:
+        return checks.findings(sqlite_utils.Database(db_path)), repo
+    if repo is not None:
         _run_build(repo, db_path, files, enforce_layout, full, jobs)
-        db = sqlite_utils.Database(db_path)
-    else:
-        if files or enforce_layout or full:
-            raise click.UsageError("FILES, --enforce-layout and --full need REPO")
-        db = _open_index(db_path)
-        checks.run_checks(db, jobs=jobs or default_jobs())
-    found = checks.findings(db)
-    if fmt == "json":
-        click.echo(report.findings_json(found))
-    elif fmt == "github":
-        if found:
-            click.echo(report.findings_github(found))
-    else:
-        click.echo(report.findings_text(found))
-    sys.exit(EXIT_FOUND if checks.fails(found, fail_on) else EXIT_OK)
+        return checks.findings(sqlite_utils.Database(db_path)), repo
+    if files or enforce_layout or full:
+        raise click.UsageError("FILES, --enforce-layout and --full need REPO")
+    db = _open_index(db_path)
+    checks.run_checks(db, jobs=jobs or default_jobs())
+    return checks.findings(db), indexed_repository(db)
 
 
 @cli.command()
@@ -458,7 +490,7 @@ def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path 
         for path, diff in stale:
             click.echo(f"stale: {path}")
             if diff != "missing":  # the committed file's lines are repository content
-                click.echo("\n".join(report.shown(line) for line in diff.splitlines()))
+                click.echo("\n".join(shown(line) for line in diff.splitlines()))
         if not stale:
             click.echo(f"{len(generated)} views are current")
         sys.exit(EXIT_FOUND if stale else EXIT_OK)

@@ -43,6 +43,7 @@ from .load import FileLoader
 from .parallel import default_jobs, run_sharded
 from .schema import create_indexes, create_tables, delete_in, resolve_references
 from .tempfiles import remove_abandoned, temp_name
+from .text import findings_phrase, plural
 
 # Bump when the tables change: an index of another format is rebuilt in full.
 INDEX_FORMAT = 4
@@ -77,7 +78,7 @@ class BuildResult:
     db_path: Path
     files: int = 0
     records: Counter[str] = field(default_factory=Counter)
-    files_with_errors: int = 0
+    files_with_findings: int = 0
     findings: Counter[str] = field(default_factory=Counter)
     incremental: bool = False
     reread: int = 0
@@ -89,15 +90,16 @@ class BuildResult:
         by_type = ", ".join(
             f"{self.records.get(rt.name, 0)} {rt.table}" for rt in RECORD_TYPES.values()
         )
-        findings = ", ".join(f"{n} {sev}s" for sev, n in sorted(self.findings.items())) or "none"
+        findings = findings_phrase(
+            self.findings["error"], self.findings["warning"], self.files_with_findings
+        )
         how = (
-            f" (incremental: {self.reread} files read again, {self.removed} removed)"
+            f" (incremental: {plural(self.reread, 'file')} read again, {self.removed} removed)"
             if self.incremental
             else ""
         )
         return (
-            f"Indexed {self.files} files into {self.db_path}{how}: {by_type}; "
-            f"{self.files_with_errors} files with errors; findings: {findings}"
+            f"Indexed {plural(self.files, 'file')} into {self.db_path}{how}: {by_type}; {findings}"
         )
 
 
@@ -275,6 +277,15 @@ class _Build:
             return result
 
 
+def indexed_repository(db: sqlite_utils.Database) -> Path | None:
+    """The repository an index was built from, as its build recorded it."""
+    try:
+        row = db.execute("SELECT value FROM build_info WHERE key = 'settings'").fetchone()
+        return Path(json.loads(row[0])["repo"]) if row else None
+    except (sqlite3.Error, ValueError, KeyError, TypeError):
+        return None
+
+
 def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:
     """Whether an existing index was built from the same repository, the same way."""
     if not db_path.is_file():
@@ -324,12 +335,10 @@ def _result(db: sqlite_utils.Database, db_path: Path) -> BuildResult:
     result.files = db["files"].count
     for row in db.query("SELECT record_type, count(*) AS n FROM records GROUP BY record_type"):
         result.records[row["record_type"]] = row["n"]
-    result.files_with_errors = next(
-        db.query(
-            "SELECT count(*) AS n FROM (SELECT path FROM files WHERE error IS NOT NULL "
-            "UNION SELECT file FROM validation_errors)"
-        )
-    )["n"]
+    # Counted as the check report counts them: files with findings.
+    result.files_with_findings = db.execute(
+        "SELECT count(DISTINCT coalesce(file, '')) FROM findings"
+    ).fetchone()[0]
     for row in db.query("SELECT severity, count(*) AS n FROM findings GROUP BY severity"):
         result.findings[row["severity"]] = row["n"]
     return result

@@ -6,13 +6,16 @@ replies to, the packets a handoff packet consumed); down is what came from it.
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
-from .report import shown
+from .importer import indexed_repository
+from .text import shown
 
 DIRECTIONS = ("up", "down", "both")
 # How much of a lineage is drawn: deep and wide enough for any real provenance,
@@ -38,22 +41,36 @@ class NodeNotFound(Exception):
 
 
 def find_node(db: sqlite_utils.Database, key: str) -> str:
-    """The node (record file or manifest path) that a record ID, file or packet dir names."""
+    """The node (record file or manifest path) that a record ID, file or packet dir
+    names. A path as the shell completes it from outside the repository
+    (``sample_repo/registry/...``) is taken relative to the indexed repository."""
     key = key.strip()
-    stripped = key.rstrip("/")
-    rows = list(
-        db.query(
-            "SELECT node FROM lineage_nodes WHERE node = :key OR label = :key "
-            "UNION SELECT manifest FROM handoff_packets WHERE packet_dir = :dir",
-            {"key": key, "dir": stripped},
-        )
-    )
+    rows = _named(db, key)
+    repo = indexed_repository(db)
+    if not rows and repo is not None and os.path.exists(key):
+        rel = os.path.relpath(os.path.realpath(key), os.path.realpath(repo))
+        if not rel.startswith(".."):
+            rows = _named(db, Path(rel).as_posix())
     if not rows:
-        raise NodeNotFound(f"no record ID, record file or handoff packet directory {key!r}")
+        where = f" in the index of {repo}" if repo else ""
+        raise NodeNotFound(
+            f"no record ID, record file or handoff packet directory {key!r}{where} "
+            "(paths are relative to the repository root)"
+        )
     if len(rows) > 1:
         names = ", ".join(sorted(r["node"] for r in rows))
         raise NodeNotFound(f"{key!r} names more than one record ({names}): give the file instead")
     return rows[0]["node"]
+
+
+def _named(db: sqlite_utils.Database, key: str) -> list[dict[str, Any]]:
+    return list(
+        db.query(
+            "SELECT node FROM lineage_nodes WHERE node = :key OR label = :key "
+            "UNION SELECT manifest FROM handoff_packets WHERE packet_dir = :dir",
+            {"key": key, "dir": key.rstrip("/")},
+        )
+    )
 
 
 def _nodes(db: sqlite_utils.Database) -> dict[str, dict[str, Any]]:

@@ -5,25 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from collections.abc import Iterable
+from importlib import metadata
 from itertools import groupby
 from typing import Any
+from urllib.parse import quote
 
 from .checks import FINDING_KEYS, Check
-
-# Control characters in repository text (a newline, an escape sequence, a
-# bidirectional override) would let a record write lines of its own into a
-# terminal or a CI log, where a line starting "::" is a GitHub Actions command.
-# Text for people shows them escaped; JSON escapes them itself.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def shown(value: Any) -> str:
-    """A value as one line of text that cannot act on a terminal: control
-    characters written as Python escapes (a newline as \\n)."""
-    text = "" if value is None else str(value)
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+from .text import findings_phrase, plural, shown
 
 
 def findings_text(findings: list[dict[str, Any]]) -> str:
@@ -37,9 +26,8 @@ def findings_text(findings: list[dict[str, Any]]) -> str:
             lines.append(f"  {f['severity']} [{f['check']}]{where}: {shown(f['message'])}")
             lines.append(f"      fix: {shown(f['hint'])}")
     errors = sum(1 for f in findings if f["severity"] == "error")
-    warnings = len(findings) - errors
     files = len({f["file"] for f in findings})
-    lines.append(f"{errors} errors, {warnings} warnings in {files} files")
+    lines.append(findings_phrase(errors, len(findings) - errors, files))
     return "\n".join(lines)
 
 
@@ -55,15 +43,80 @@ def _escape_property(value: str) -> str:
     return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def findings_github(findings: list[dict[str, Any]]) -> str:
-    """GitHub Actions workflow commands: one ::error or ::warning annotation a finding."""
+def findings_github(findings: list[dict[str, Any]], prefix: str = "") -> str:
+    """GitHub Actions workflow commands: one ::error or ::warning annotation a finding,
+    its file written ``prefix`` + the repository-relative path."""
     lines = []
     for f in findings:
-        props = f"file={_escape_property(f['file'] or '')},title={_escape_property(f['check'])}"
+        where = prefix + f["file"] if f["file"] else ""
+        props = f"file={_escape_property(where)},title={_escape_property(f['check'])}"
         where = f"{f['field']}: " if f["field"] else ""
         text = f"{where}{f['message']} (fix: {f['hint']})"
         lines.append(f"::{f['severity']} {props}::{_escape_data(text)}")
     return "\n".join(lines)
+
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def findings_sarif(findings: list[dict[str, Any]], catalogue: list[Check], prefix: str = "") -> str:
+    """A SARIF 2.1.0 log: one rule per check (what it protects, how to repair),
+    one result per finding, located at its file (``prefix`` + the path)."""
+    rules = [
+        {
+            "id": c.id,
+            "name": c.id,
+            "shortDescription": {"text": c.protects},
+            "fullDescription": {"text": c.protects},
+            "help": {"text": f"Repair: {c.repair}"},
+            "defaultConfiguration": {"level": c.severity},
+        }
+        for c in catalogue
+    ]
+    index = {c.id: n for n, c in enumerate(catalogue)}
+    results = []
+    for f in findings:
+        where = f" ({f['field']})" if f["field"] else ""
+        result: dict[str, Any] = {
+            "ruleId": f["check"],
+            "level": f["severity"],
+            "message": {"text": f"{f['message']}{where}. Fix: {f['hint']}"},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": quote(prefix + (f["file"] or ""))},
+                        "region": {"startLine": 1},
+                    }
+                }
+            ],
+        }
+        if f["check"] in index:
+            result["ruleIndex"] = index[f["check"]]
+        results.append(result)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "labnote-index",
+                        "version": _version(),
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("labnote-index")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
 
 
 ORPHAN_KEYS = ("field", "record_type", "record_id", "file", "missing_id", "expected_type")
@@ -79,7 +132,7 @@ def orphans_text(orphans: list[dict[str, Any]]) -> str:
                 f"  {shown(o['file'])}: {shown(o['record_type'])} {shown(o['record_id'])} -> "
                 f"missing {shown(o['expected_type'])} {shown(o['missing_id'])}"
             )
-    lines.append(f"{len(orphans)} orphaned references")
+    lines.append(plural(len(orphans), "orphaned reference"))
     return "\n".join(lines)
 
 

@@ -26,8 +26,8 @@ import sqlite_utils
 
 from . import checks
 from .importer import build_index
-from .report import shown
 from .tempfiles import temporary_directory
+from .text import shown
 
 
 class RevisionError(Exception):
@@ -45,6 +45,19 @@ def _git(repo: Path, *args: str) -> bytes:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise RevisionError(f"git {' '.join(args)}: {message[-1] if message else 'failed'}")
     return done.stdout
+
+
+def path_prefix(repo: Path) -> str:
+    """What goes before a repository-relative path for GitHub, which resolves
+    annotation and SARIF paths against the top of the git work tree: REPO's place
+    in its work tree ("" at the top), or, outside git, relative to the current
+    directory."""
+    try:
+        top = _git(Path(repo), "rev-parse", "--show-toplevel").decode().strip()
+    except RevisionError:
+        top = os.getcwd()
+    rel = os.path.relpath(os.path.realpath(repo), os.path.realpath(top))
+    return "" if rel == "." else rel.replace(os.sep, "/") + "/"
 
 
 def resolve(repo: Path, rev: str) -> str:

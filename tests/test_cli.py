@@ -5,15 +5,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
 from labnote_index.checks import FINDING_KEYS
 from labnote_index.cli import cli
 
-from .conftest import SAMPLE_REPO, Repo
+from .conftest import SAMPLE_REPO, Repo, git
 
 
 def run(*args: str):
@@ -26,7 +28,7 @@ def test_build_prints_summary_and_exits_zero_despite_bad_files(repo: Repo):
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
     assert "12 packets" in result.stderr
-    assert "1 files with errors" in result.stderr
+    assert "findings: " not in result.stderr and "1 error and 0 warnings in 1 file" in result.stderr
     assert sqlite_utils.Database(repo.db_path)["files"].get("registry/packets/2025/broken.json")
 
 
@@ -50,18 +52,35 @@ def test_check_text_groups_by_file(tmp_path: Path):
     lines = result.stdout.splitlines()
     assert "registry/packets/2026/20260911-codex-web-benchmarks.json" in lines
     assert any(line.startswith("  error [provenance] source_refs:") for line in lines)
-    assert lines[-1] == "6 errors, 2 warnings in 8 files"
+    assert lines[-1] == "6 errors and 2 warnings in 8 files"
 
 
-def test_check_github_annotations(tmp_path: Path):
-    result = run("check", SAMPLE_REPO, "--db", tmp_path / "s.db", "--format", "github")
+def test_check_github_annotations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The LabNote repository is a subdirectory of a git work tree, checked from elsewhere:
+    # GitHub resolves annotation paths against the top of the work tree.
+    top = tmp_path / "top"
+    shutil.copytree(SAMPLE_REPO, top / "sub" / "lab")
+    git(top, "init", "-q")
+    monkeypatch.chdir(tmp_path)
+    result = run("check", "top/sub/lab", "--db", tmp_path / "s.db", "--format", "github")
     lines = result.stdout.splitlines()
     assert len(lines) == 8
-    assert (
-        "::error file=registry/packets/2026/20260911-codex-web-benchmarks.json,title=provenance::"
-        in "\n".join(lines)
-    )
+    benchmarks = "sub/lab/registry/packets/2026/20260911-codex-web-benchmarks.json"
+    assert f"::error file={benchmarks},title=provenance::" in "\n".join(lines)
     assert sum(line.startswith("::warning ") for line in lines) == 2
+    again = run("check", "--db", tmp_path / "s.db", "--format", "github")  # the index alone
+    assert again.stdout == result.stdout
+
+
+def test_github_annotation_paths_outside_git_are_relative_to_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    shutil.copytree(SAMPLE_REPO, tmp_path / "lab")
+    monkeypatch.chdir(tmp_path)
+    result = run("check", "lab", "--db", tmp_path / "s.db", "--format", "github")
+    assert "::error file=lab/registry/packets/2026/20260911-codex-web-benchmarks.json" in (
+        result.stdout
+    )
 
 
 def test_fail_on_warning(repo: Repo):
@@ -207,3 +226,77 @@ def test_text_output_cannot_carry_commands_or_escapes_from_records(history: Repo
         assert not [line for line in lines if line.startswith("::")], command
         assert "\x1b" not in result.output and "\r" not in result.output, command
     assert "\\n::warning file=x::injected" in outputs["check"].output
+
+
+# ---- a CLI that never misleads
+
+
+def test_missing_index_advice_fits_the_command(tmp_path: Path):
+    missing = tmp_path / "missing.db"
+    for args in (["lineage", "x", "--db", missing], ["serve", missing]):
+        result = run(*args)
+        assert result.exit_code == 2 and "no index at" in result.output
+        assert "give REPO" not in result.output, result.output
+    result = run("check", "--db", missing)
+    assert result.exit_code == 2 and "give REPO, or run" in result.output
+
+
+def test_build_summary_and_check_report_count_the_same_way(tmp_path: Path):
+    built = run("build", SAMPLE_REPO, "--db", tmp_path / "s.db")
+    checked = run("check", "--db", tmp_path / "s.db")
+    phrase = checked.stdout.splitlines()[-1]
+    assert phrase == "6 errors and 2 warnings in 8 files"
+    assert built.stderr.rstrip().endswith(phrase)
+    assert "1 files" not in built.stderr
+
+
+def test_checks_lists_the_transition_checks_too():
+    from labnote_index.checks import load_checks
+
+    listed = run("checks").stdout
+    for c in load_checks("checks/transitions"):
+        assert f"{c.id} ({c.severity})" in listed
+    assert "Transition checks (check --base)" in listed
+
+
+def test_check_help_names_every_exit_2_cause():
+    text = " ".join(run("check", "--help").stdout.split())
+    assert "no index at --db" in text and "130 when interrupted" in text
+
+
+def test_lineage_accepts_a_path_as_the_shell_completes_it(tmp_path: Path, monkeypatch):
+    db = tmp_path / "s.db"
+    run("build", SAMPLE_REPO, "--db", db)
+    monkeypatch.chdir(SAMPLE_REPO.parent)
+    packet = "sample_repo/docs/workflow/roles/implementer/reports/retention-policy/packet-v001"
+    result = run("lineage", packet, "--db", db, "--direction", "up")
+    assert result.exit_code == 0, result.output
+    assert "handoff_packet implementer/retention-policy/packet-v001" in result.stdout
+    elsewhere = run("lineage", "registry/nothing.json", "--db", db)
+    assert elsewhere.exit_code == 2
+    assert "paths are relative to the repository root" in elsewhere.output
+
+
+def test_sarif_output_validates_as_sarif_2_1_0(tmp_path: Path):
+    from sarif_pydantic import Sarif
+
+    result = run("check", SAMPLE_REPO, "--db", tmp_path / "s.db", "--format", "sarif")
+    assert result.exit_code == 1
+    log = json.loads(result.stdout)
+    Sarif.model_validate(log)  # a model made for SARIF, not our own writer
+    run_ = log["runs"][0]
+    rules = run_["tool"]["driver"]["rules"]
+    assert {r["id"] for r in rules} >= {"provenance", "status_transition"}
+    assert len(run_["results"]) == 8
+    for result_ in run_["results"]:
+        rule = rules[result_["ruleIndex"]]
+        assert rule["id"] == result_["ruleId"] and rule["help"]["text"].startswith("Repair: ")
+        uri = result_["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        assert uri.startswith("sample_repo/")  # relative to the git work tree's top
+
+
+def test_no_db_leaves_nothing_behind(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run("check", SAMPLE_REPO, "--no-db", "--format", "json")
+    assert result.exit_code == 1 and len(json.loads(result.stdout)) == 8
+    assert list(tmp_path.iterdir()) == []

@@ -66,7 +66,7 @@ def test_generated_repository_of_hundreds_of_records(tmp_path: Path):
     assert len(paths) == len(set(paths)) == written
     assert set(paths) == json_files(root)
     assert sum(result.records.values()) == written
-    assert result.files_with_errors == 0
+    assert result.files_with_findings == 0
 
 
 def test_relationship_tables_hold_sample_edges(sample_repo: Repo):

@@ -1,0 +1,35 @@
+"""Text for people: record content made safe to print, counts in plain English.
+
+At the bottom of the package: reports, lineage trees and diffs all use it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# Control characters in repository text (a newline, an escape sequence, a
+# bidirectional override) would let a record write lines of its own into a
+# terminal or a CI log, where a line starting "::" is a GitHub Actions command.
+# Text for people shows them escaped; JSON escapes them itself.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(value: Any) -> str:
+    """A value as one line of text that cannot act on a terminal: control
+    characters written as Python escapes (a newline as \\n)."""
+    text = "" if value is None else str(value)
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 file``, ``2 files``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def findings_phrase(errors: int, warnings: int, files: int) -> str:
+    """What a set of findings comes to, the same words wherever it is said."""
+    if not errors and not warnings:
+        return "no findings"
+    counts = f"{plural(errors, 'error')} and {plural(warnings, 'warning')}"
+    return f"{counts} in {plural(files, 'file')}"
