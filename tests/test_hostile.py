@@ -577,3 +577,32 @@ def test_diff_names_each_edited_field_and_files_edited_in_a_ready_packet(history
         .output
     )
     assert 'edited             packet 20260903-maria-ops-retention-question: notes: "" -> ' in text
+
+
+def test_a_revision_cannot_inject_git_options(history: Repo, tmp_path: Path):
+    planted = tmp_path / "planted"
+    for rev in (f"--output={planted}", "-h", "--exec=touch " + str(planted)):
+        result = CliRunner().invoke(
+            cli, ["diff", str(history.root), "--base", rev, "--db", str(history.db_path)]
+        )
+        assert result.exit_code == 2, result.output
+        assert "no revision" in result.output
+    assert not planted.exists()
+
+
+def test_concurrent_builds_of_one_index_leave_a_whole_index(sample_repo: Repo, tmp_path: Path):
+    work = tmp_path / "work"
+    work.mkdir()
+    db = work / "shared.db"
+    command = [sys.executable, "-m", "labnote_index", "build", str(sample_repo.root)]
+    builds = [
+        subprocess.Popen([*command, "--db", str(db), "--full"], cwd=ROOT, stderr=subprocess.PIPE)
+        for _ in range(4)
+    ]
+    for build in builds:
+        _, err = build.communicate(timeout=120)
+        assert build.returncode == 0, err
+    index = sqlite_utils.Database(db)
+    assert index.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert index["records"].count == 44
+    assert [p.name for p in work.iterdir()] == ["shared.db"]  # no temporary file left

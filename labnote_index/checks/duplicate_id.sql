@@ -3,17 +3,23 @@
 -- protects: IDs are unique per record type, so every reference names exactly one record
 -- repair: give one of the records a new ID (and file name), and update references that meant it
 -- Each copy names the first five files of its ID and counts the rest: a finding
--- that listed every other copy would make N copies cost N * N.
-WITH copies AS (
-    SELECT record_type, record_id, file,
-           count(*) OVER (PARTITION BY record_type, record_id) AS n,
-           row_number() OVER (PARTITION BY record_type, record_id ORDER BY file) AS nth
+-- that listed every other copy would make N copies cost N * N. Groups are found
+-- in the order of the (record_id, record_type) index, without a sort.
+WITH groups AS (
+    SELECT record_id, record_type, count(*) AS n
     FROM records
     WHERE record_id IS NOT NULL
+    GROUP BY record_id, record_type
+    HAVING count(*) > 1
+),
+copies AS (
+    SELECT r.record_type, r.record_id, r.file, g.n,
+           row_number() OVER (PARTITION BY r.record_type, r.record_id ORDER BY r.file) AS nth
+    FROM groups g JOIN records r ON r.record_id = g.record_id AND r.record_type = g.record_type
 ),
 named AS (
     SELECT record_type, record_id, group_concat(file, ', ') AS files
-    FROM (SELECT * FROM copies WHERE n > 1 AND nth <= 5 ORDER BY file)
+    FROM (SELECT * FROM copies WHERE nth <= 5 ORDER BY file)
     GROUP BY record_type, record_id
 )
 SELECT c.record_type, c.record_id, c.file, t.id_field AS field,
@@ -23,4 +29,3 @@ SELECT c.record_type, c.record_id, c.file, t.id_field AS field,
 FROM copies c
 JOIN named g ON g.record_type = c.record_type AND g.record_id = c.record_id
 JOIN record_types t ON t.record_type = c.record_type
-WHERE c.n > 1
