@@ -1,5 +1,76 @@
-"""labnote-index: a SQLite index of a LabNote repository, checked with SQL."""
+"""labnote-index: a SQLite index of a LabNote repository, checked with SQL.
 
-from .importer import BuildResult, build_index
+The library is what the command line does, as functions (see README, "Use from
+Python")::
 
-__all__ = ["BuildResult", "build_index"]
+    import labnote_index as li
+
+    result = li.build("sample_repo", "sample.db")
+    for finding in li.check("sample.db"):
+        print(finding.severity, finding.check, finding.file, finding.message)
+"""
+
+from .api import (
+    DEFAULT_DB,
+    Change,
+    Finding,
+    IndexDamaged,
+    Orphan,
+    Tree,
+    build,
+    catalogue,
+    check,
+    diff,
+    fails,
+    findings,
+    lineage,
+    open_index,
+    orphans,
+    repository_of,
+    serve,
+    stale_views,
+    views,
+    write_views,
+)
+from .errors import LabnoteError
+from .importer import BuildResult, IndexWriteError, NoIndex, NotAnIndex, RepositoryError
+from .parallel import WorkerError
+from .progress import Progress
+from .provenance import NodeNotFound
+from .registry_views import ViewPathError
+from .revisions import RevisionError, RevisionNotFound
+
+__all__ = [
+    "DEFAULT_DB",
+    "BuildResult",
+    "Change",
+    "Finding",
+    "IndexDamaged",
+    "IndexWriteError",
+    "LabnoteError",
+    "NoIndex",
+    "NodeNotFound",
+    "NotAnIndex",
+    "Orphan",
+    "Progress",
+    "RepositoryError",
+    "RevisionError",
+    "RevisionNotFound",
+    "Tree",
+    "ViewPathError",
+    "WorkerError",
+    "build",
+    "catalogue",
+    "check",
+    "diff",
+    "fails",
+    "findings",
+    "lineage",
+    "open_index",
+    "orphans",
+    "repository_of",
+    "serve",
+    "stale_views",
+    "views",
+    "write_views",
+]

@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 import sqlite_utils
 
+from .errors import LabnoteError
 from .parallel import map_forked
 
 SEVERITIES = ("error", "warning")
@@ -42,7 +43,7 @@ class Check:
     sql: str
 
 
-class CheckFileError(Exception):
+class CheckFileError(LabnoteError):
     """A check file whose header is incomplete or wrong: a bug in the catalogue."""
 
 

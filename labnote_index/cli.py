@@ -1,36 +1,23 @@
-"""The ``labnote-index`` command line: thin wrappers over the library."""
+"""The ``labnote-index`` command line: argument parsing and output over the library
+(``api.py``), and the one place where errors become exit codes."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
-import sqlite_utils
 
-from . import checks, report, revisions, views
-from . import lineage as lineage_mod
-from .importer import (
-    BuildResult,
-    IndexWriteError,
-    NoIndex,
-    NotAnIndex,
-    RepositoryError,
-    build_index,
-    check_index_path,
-    index_damage,
-    indexed_repository,
-)
-from .parallel import WorkerError, default_jobs
-from .tempfiles import temporary_directory
+from . import api, report
+from .errors import LabnoteError
+from .importer import BuildResult, NoIndex
+from .progress import Progress
 from .text import shown
 
-DEFAULT_DB = "labnote.db"
+DEFAULT_DB = api.DEFAULT_DB
 
 # Exit codes a CI job can trust: 1 only ever means "findings".
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -42,15 +29,10 @@ class Failed(click.ClickException):
     exit_code = EXIT_USAGE
 
 
-# Library errors and what they mean on the command line, in one place.
+# Errors and what they mean on the command line, in one place: the library's
+# own (each says what to do), an index SQLite cannot read, and the system's.
 ERRORS: dict[type[BaseException], str] = {
-    RepositoryError: "{}",
-    NotAnIndex: "{}",
-    IndexWriteError: "{}",
-    WorkerError: "{}",
-    revisions.RevisionError: "{}",
-    lineage_mod.NodeNotFound: "{}",
-    views.ViewPathError: "{}",
+    LabnoteError: "{}",
     sqlite3.DatabaseError: "cannot read the index: {} (rebuild it with 'build --full', "
     "or give another --db)",
     OSError: "{}",
@@ -66,6 +48,10 @@ class LabnoteGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted: no index was replaced", err=True)
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+        except NoIndex as exc:
+            advice = "give REPO, or " if ctx.invoked_subcommand in ("check", "orphans") else ""
+            build = "labnote-index build REPO --db FILE"
+            raise Failed(f"{exc}: {advice}run '{build}' first") from exc
         except tuple(ERRORS) as exc:
             kind = next(k for k in ERRORS if isinstance(exc, k))
             raise Failed(ERRORS[kind].format(exc)) from exc
@@ -110,29 +96,29 @@ def _build_options(func):
     return func
 
 
-@contextmanager
-def _progress():
-    """A progress bar on stderr when it is a terminal; nothing otherwise."""
-    if not sys.stderr.isatty():
-        yield None, None
-        return
-    state: dict[str, object] = {}
+class _Bar(Progress):
+    """A progress bar on stderr (the CLI shows one only on a terminal)."""
 
-    def total(n: int) -> None:
-        if "bar" in state:  # a damaged index is rebuilt in full: a second bar
-            state["bar"].__exit__(None, None, None)  # type: ignore[attr-defined]
-        bar = click.progressbar(length=n, label="Indexing", file=sys.stderr)
-        bar.__enter__()
-        state["bar"] = bar
+    def __init__(self) -> None:
+        self.bar: Any = None
 
-    def step(n: int) -> None:
-        state["bar"].update(n)  # type: ignore[attr-defined]
+    def start(self, total: int) -> None:
+        self.finish()  # a damaged index is rebuilt in full: a second bar
+        self.bar = click.progressbar(length=total, label="Indexing", file=sys.stderr)
+        self.bar.__enter__()
 
-    try:
-        yield step, total
-    finally:
-        if "bar" in state:
-            state["bar"].__exit__(None, None, None)  # type: ignore[attr-defined]
+    def advance(self, done: int) -> None:
+        if self.bar is not None:
+            self.bar.update(done)
+
+    def finish(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
+def _progress() -> Progress | None:
+    return _Bar() if sys.stderr.isatty() else None
 
 
 def _run_build(
@@ -143,56 +129,18 @@ def _run_build(
     full: bool = False,
     jobs: int | None = None,
 ) -> BuildResult:
-    with _progress() as (step, total):
-        result = build_index(
-            repo,
-            db_path,
-            files=list(files) or None,
-            enforce_layout=enforce_layout,
-            full=full,
-            jobs=jobs,
-            progress=step,
-            total=total,
-        )
+    result = api.build(
+        repo,
+        db_path,
+        files=files,
+        enforce_layout=enforce_layout,
+        full=full,
+        jobs=jobs,
+        progress=_progress(),
+    )
     if result.rebuilt_because:
         click.echo(f"note: {result.rebuilt_because}", err=True)
     return result
-
-
-@contextmanager
-def _revisions(
-    repo: Path,
-    base: str,
-    head: str | None,
-    db_path: Path,
-    full: bool = False,
-    jobs: int | None = None,
-) -> Iterator[Path]:
-    """Index the head (a revision, or the working tree) into db_path; yield a base index.
-    Both revisions are looked up first: a bad one is said before anything is built."""
-    try:
-        for rev in (base, head) if head is not None else (base,):
-            revisions.resolve(repo, rev)
-        if head:
-            revisions.build_revision(repo, head, db_path, full=full, jobs=jobs)
-        else:
-            _run_build(repo, db_path, (), False, full, jobs)
-        with revisions.base_index(repo, base) as base_db:
-            yield base_db
-    except revisions.RevisionError as exc:
-        raise click.UsageError(str(exc)) from exc
-
-
-def _open_index(db_path: Path, takes_repo: bool = True) -> sqlite_utils.Database:
-    """The index at ``db_path``, or exit 2 saying what to do (``takes_repo``: the
-    command also accepts REPO instead)."""
-    try:
-        check_index_path(db_path, must_exist=True)
-    except NoIndex as exc:
-        advice = "give REPO, or " if takes_repo else ""
-        build = f"labnote-index build REPO --db {db_path}"
-        raise Failed(f"{exc}: {advice}run '{build}' first") from None
-    return sqlite_utils.Database(db_path)
 
 
 @click.group(cls=LabnoteGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -252,7 +200,7 @@ def build(
 )
 @click.option(
     "--fail-on",
-    type=click.Choice(list(checks.SEVERITIES)),
+    type=click.Choice(list(api.SEVERITIES)),
     default="error",
     show_default=True,
     help="Exit 1 when a finding at or above this severity exists.",
@@ -296,48 +244,41 @@ def check(
     """
     if no_db and repo is None:
         raise click.UsageError("--no-db needs REPO: there is no index to check otherwise")
-    with _index_file(None if no_db else db_path) as index:
-        found, root = _checked(repo, index, base, head, enforce_layout, jobs, full, files)
-    if fmt == "json":
-        click.echo(report.findings_json(found))
-    elif fmt in ("github", "sarif"):
-        prefix = revisions.path_prefix(root) if root else ""
-        if fmt == "sarif":
-            click.echo(report.findings_sarif(found, checks.catalogue(), prefix))
-        elif found:
-            click.echo(report.findings_github(found, prefix))
-    else:
-        click.echo(report.findings_text(found))
-    sys.exit(EXIT_FOUND if checks.fails(found, fail_on) else EXIT_OK)
-
-
-def _checked(
-    repo: Path | None,
-    db_path: Path,
-    base: str | None,
-    head: str | None,
-    enforce_layout: bool,
-    jobs: int | None,
-    full: bool,
-    files: tuple[str, ...],
-) -> tuple[list[dict[str, Any]], Path | None]:
-    """The findings of check's three modes, and the root of the repository indexed."""
+    if (files or enforce_layout or full) and repo is None:
+        raise click.UsageError("FILES, --enforce-layout and --full need REPO")
     if base is not None or head is not None:
-        if repo is None or not base:
+        if repo is None or base is None:
             raise click.UsageError("--base (and --head) need REPO and --base")
         if files or enforce_layout:
             raise click.UsageError("--base compares whole revisions: no FILES or --enforce-layout")
-        with _revisions(repo, base, head, db_path, full, jobs) as base_db:
-            revisions.check_transitions(db_path, base_db, jobs or default_jobs())
-        return checks.findings(sqlite_utils.Database(db_path)), repo
-    if repo is not None:
-        _run_build(repo, db_path, files, enforce_layout, full, jobs)
-        return checks.findings(sqlite_utils.Database(db_path)), repo
-    if files or enforce_layout or full:
-        raise click.UsageError("FILES, --enforce-layout and --full need REPO")
-    db = _open_index(db_path)
-    checks.run_checks(db, jobs=jobs or default_jobs())
-    return checks.findings(db), indexed_repository(db)
+    db = None if no_db else db_path
+    if repo is None:
+        found = api.check(db_path, jobs=jobs)
+    elif base is not None:
+        found = api.check(repo, db=db, base=base, head=head, full=full, jobs=jobs)
+    else:
+        with api.index_file(db) as index:
+            _run_build(repo, index, files, enforce_layout, full, jobs)
+            found = api.findings(index)
+    rows = [f.as_dict() for f in found]
+    if fmt == "json":
+        click.echo(report.findings_json(rows))
+    elif fmt in ("github", "sarif"):
+        root = repo if repo is not None else api.repository_of(db_path)
+        prefix = report_prefix(root)
+        if fmt == "sarif":
+            click.echo(report.findings_sarif(rows, api.catalogue(), prefix))
+        elif rows:
+            click.echo(report.findings_github(rows, prefix))
+    else:
+        click.echo(report.findings_text(rows))
+    sys.exit(EXIT_FOUND if api.fails(found, fail_on) else EXIT_OK)
+
+
+def report_prefix(root: Path | None) -> str:
+    from .revisions import path_prefix
+
+    return path_prefix(root) if root is not None else ""
 
 
 @cli.command()
@@ -353,8 +294,7 @@ def orphans(repo: Path | None, db_path: Path, fmt: str) -> None:
     """
     if repo is not None:
         _run_build(repo, db_path, (), False)
-    db = _open_index(db_path)
-    rows = list(db.query("SELECT * FROM orphans ORDER BY field, file, missing_id"))
+    rows = [vars(o) for o in api.orphans(db_path)]
     if fmt == "json":
         click.echo(report.orphans_json(rows))
     elif fmt == "csv":
@@ -372,11 +312,11 @@ def list_checks(fmt: str) -> None:
     The checks of one index come first, then the transition checks that
     'check --base' adds when it compares two revisions.
     """
-    for title, catalogue in (
-        ("Checks of an index", "checks"),
-        ("Transition checks (check --base)", "checks/transitions"),
+    for title, transitions in (
+        ("Checks of an index", False),
+        ("Transition checks (check --base)", True),
     ):
-        found = checks.load_checks(catalogue)
+        found = api.catalogue(transitions=transitions)
         if fmt == "markdown":
             click.echo(f"## {title}\n\n{report.catalogue_markdown(found)}\n")
             continue
@@ -391,7 +331,7 @@ def list_checks(fmt: str) -> None:
 @_db_option
 @click.option(
     "--direction",
-    type=click.Choice(lineage_mod.DIRECTIONS),
+    type=click.Choice(api.DIRECTIONS),
     default="both",
     show_default=True,
     help="up: where it came from; down: what came from it.",
@@ -405,15 +345,11 @@ def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
     packets, responses and replies; handoff packets follow input_packets.
     Exit 2 when nothing has that name.
     """
-    db = _open_index(db_path, takes_repo=False)
-    try:
-        tree = lineage_mod.lineage(db, key, direction)
-    except lineage_mod.NodeNotFound as exc:
-        raise click.UsageError(str(exc)) from exc
+    tree = api.lineage(db_path, key, direction)
     if fmt == "json":
         click.echo(json.dumps(tree, indent=2))
     else:
-        click.echo(lineage_mod.lineage_text(tree))
+        click.echo(report.lineage_text(tree))
 
 
 @cli.command(name="serve")
@@ -431,26 +367,7 @@ def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
 def serve_command(db_path: Path, port: int, host: str, open_browser: bool) -> None:
     """Browse an index in Datasette: described tables, canned provenance queries,
     full-text search and lineage graphs. The database is opened read-only."""
-    from .serve import ServeError, serve  # Datasette is imported only when serving
-
-    _open_index(db_path, takes_repo=False)
-    damage = index_damage(db_path)
-    if damage:
-        raise Failed(f"the index {db_path} is damaged ({damage}): build it again with --full")
-    try:
-        serve(db_path, host, port, open_browser)
-    except ServeError as exc:
-        raise Failed(str(exc)) from exc
-
-
-@contextmanager
-def _index_file(db_path: Path | None) -> Iterator[Path]:
-    """``db_path``, or a temporary index removed afterwards."""
-    if db_path is not None:
-        yield db_path
-        return
-    with temporary_directory("tmp") as tmp:
-        yield tmp / "labnote.db"
+    api.serve(db_path, host, port, open_browser)
 
 
 @cli.command(name="views")
@@ -481,12 +398,12 @@ def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path 
     symlink or not a regular file, or a registry/ that leads outside REPO, is
     never written or read: exit 2 naming it.
     """
-    out = views.output_directory(repo, out)
-    with _index_file(db_path) as index:
+    out = api.views_directory(repo, out)
+    with api.index_file(db_path) as index:
         _run_build(repo, index, (), False)
-        generated = views.current_views(sqlite_utils.Database(index))
+        generated = api.views(index)
     if check_only:
-        stale = views.stale_views(generated, out)
+        stale = api.stale_views(generated, out)
         for path, diff in stale:
             click.echo(f"stale: {path}")
             if diff != "missing":  # the committed file's lines are repository content
@@ -494,7 +411,7 @@ def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path 
         if not stale:
             click.echo(f"{len(generated)} views are current")
         sys.exit(EXIT_FOUND if stale else EXIT_OK)
-    for target in views.write_views(generated, out):
+    for target in api.write_views(generated, out):
         click.echo(f"wrote {target}", err=True)
 
 
@@ -511,9 +428,8 @@ def diff_command(repo: Path, base: str, head: str | None, db_path: Path, fmt: st
     references added and removed, and other edits. The head is indexed into
     --db; the base is read from git objects without a checkout.
     """
-    with _revisions(repo, base, head, db_path) as base_db:
-        rows = revisions.diff(db_path, base_db)
+    rows = [vars(c) for c in api.diff(repo, base, head, db=db_path)]
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2))
     else:
-        click.echo(revisions.diff_text(rows))
+        click.echo(report.diff_text(rows))

@@ -19,7 +19,7 @@ import shutil
 import sqlite3
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +27,8 @@ from typing import Any
 
 import sqlite_utils
 
-from . import checks, views
+from . import checks
+from . import registry_views as views
 from .cycles import store_cycles
 from .discover import (
     DiscoveredFile,
@@ -38,9 +39,11 @@ from .discover import (
     parent_dir,
 )
 from .disk import Sandbox, lstat_key, refresh_artifacts, refresh_packet_files
+from .errors import LabnoteError
 from .formats import RECORD_TYPES
 from .load import FileLoader
 from .parallel import default_jobs, run_sharded
+from .progress import SILENT, Progress
 from .schema import create_indexes, create_tables, delete_in, resolve_references
 from .tempfiles import remove_abandoned, temp_name
 from .text import findings_phrase, plural
@@ -52,7 +55,6 @@ INDEX_FORMAT = 4
 APPLICATION_ID = 0x4C4E4958  # "LNIX"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
-Progress = Callable[[int], None]
 
 # Tables holding rows made from one file, and the column naming that file
 # (handoff rows are keyed by the packet directory the manifest sits in).
@@ -103,11 +105,11 @@ class BuildResult:
         )
 
 
-class RepositoryError(Exception):
+class RepositoryError(LabnoteError):
     """The repository itself cannot be read (not a directory)."""
 
 
-class NotAnIndex(Exception):
+class NotAnIndex(LabnoteError):
     """A path that is not a labnote index: never read as one, never replaced."""
 
 
@@ -115,7 +117,7 @@ class NoIndex(NotAnIndex):
     """Nothing at all where an index should be."""
 
 
-class IndexWriteError(Exception):
+class IndexWriteError(LabnoteError):
     """The index could not be written (its directory, the disk)."""
 
 
@@ -191,16 +193,15 @@ def build_index(
     enforce_layout: bool = False,
     full: bool = False,
     progress: Progress | None = None,
-    total: Callable[[int], None] | None = None,
     jobs: int | None = None,
 ) -> BuildResult:
     """Index ``repo`` into ``db_path``, replacing it only once the new index is complete.
 
     ``files`` restricts the import to those repository-relative paths (always
     a full build). ``full`` forces a full build of an existing index.
-    ``progress`` is called with the number of files done since its last call,
-    ``total`` once with the number of files to read. ``jobs`` is the most
-    processes to read with (default: the cores available, up to four).
+    ``progress`` is told how many files will be read and how many are done
+    (silent by default). ``jobs`` is the most processes to read with (default:
+    the cores available, up to four).
     """
     repo = Path(repo)
     jobs = default_jobs() if jobs is None else jobs
@@ -219,15 +220,18 @@ def build_index(
     }
     incremental = exists and not full and not files and _same_settings(db_path, settings)
     found = named_files(files) if files else list(discover(repo, sandbox.entered))
-    build = _Build(sandbox, found, settings, jobs, progress, total)
-    if incremental:
-        try:
-            return build.run(db_path, incremental=True)
-        except sqlite3.DatabaseError as exc:  # a damaged index: start again
-            result = build.run(db_path, incremental=False)
-            result.rebuilt_because = f"the index was damaged ({exc}); it was rebuilt in full"
-            return result
-    return build.run(db_path, incremental=False)
+    build = _Build(sandbox, found, settings, jobs, progress or SILENT)
+    try:
+        if incremental:
+            try:
+                return build.run(db_path, incremental=True)
+            except sqlite3.DatabaseError as exc:  # a damaged index: start again
+                result = build.run(db_path, incremental=False)
+                result.rebuilt_because = f"the index was damaged ({exc}); it was rebuilt in full"
+                return result
+        return build.run(db_path, incremental=False)
+    finally:
+        build.progress.finish()
 
 
 @dataclass
@@ -238,8 +242,7 @@ class _Build:
     found: list[DiscoveredFile]
     settings: dict[str, Any]
     jobs: int
-    progress: Progress | None
-    total: Callable[[int], None] | None
+    progress: Progress
 
     def run(self, db_path: Path, incremental: bool) -> BuildResult:
         sandbox, files = self.sandbox, self.settings["files"]
@@ -252,11 +255,10 @@ class _Build:
             else:
                 create_tables(db)
                 to_read, removed = self.found, []
-            if self.total:
-                self.total(len(to_read))
+            self.progress.start(len(to_read))
             loader = FileLoader(sandbox, self.settings["enforce_layout"])
             tables = [table for table, _ in PER_FILE + PER_MANIFEST_DIR]
-            run_sharded(db, to_read, loader.write, tables, self.jobs, self.progress)
+            run_sharded(db, to_read, loader.write, tables, self.jobs, self.progress.advance)
             refresh_artifacts(db, sandbox, self.jobs)
             refresh_packet_files(db, sandbox)
             if not incremental:

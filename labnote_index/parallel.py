@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 import sqlite_utils
 
+from .errors import LabnoteError
 from .schema import create_tables
 from .tempfiles import temporary_directory
 
@@ -41,7 +42,7 @@ MIN_PART = 2000
 MAX_JOBS = 4
 
 
-class WorkerError(Exception):
+class WorkerError(LabnoteError):
     """A worker process died before finishing its share of the work."""
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .checks import FINDING_KEYS, Check
+from .provenance import branches_in_order
 from .text import findings_phrase, plural, shown
 
 
@@ -182,3 +183,45 @@ def update_readme(path: str) -> None:
         table = catalogue_markdown(load_checks(catalogue))
         text = f"{head}{start}{table}\n{end}{tail}"
     readme.write_text(text, encoding="utf-8")
+
+
+def lineage_text(tree: dict[str, Any]) -> str:
+    def describe(node: dict[str, Any]) -> str:
+        status = f" [{shown(node['status'])}]" if node["status"] is not None else ""
+        return f"{shown(node['kind'])} {shown(node['label'])}{status} {shown(node['node'])}"
+
+    lines = [describe(tree)]
+    for d in ("up", "down"):
+        if d not in tree:
+            continue
+        lines.append(f"{d}:" if tree[d] else f"{d}: (nothing)")
+        for b in branches_in_order(tree[d]):
+            seen = " (shown above)" if b["repeated"] else ""
+            more = f" (+{b['more']} more, not drawn: ask for its own lineage)" if b["more"] else ""
+            indent = "  " * b["depth"]
+            lines.append(f"{indent}{shown(', '.join(b['via']))}: {describe(b)}{seen}{more}")
+    return "\n".join(lines)
+
+
+def diff_text(rows: list[dict[str, Any]]) -> str:
+    lines = []
+    for row in rows:
+        what = f"{shown(row['record_type'])} {shown(row['record_id'])}"
+        change = row["change"]
+        if change in ("status", "handoff status", "moved"):
+            detail = f": {shown(row['before'])} -> {shown(row['after'])}"
+        elif change.startswith("reference"):
+            detail = f": {shown(row['field'])} {shown(row['after'] or row['before'])}"
+        elif change in ("edited", "handoff edited") and row["field"]:
+            before = "(absent)" if row["before"] is None else shown(row["before"])
+            after = "(absent)" if row["after"] is None else shown(row["after"])
+            detail = f": {shown(row['field'])}: {before} -> {after}"
+        else:
+            detail = f" ({shown(row['file'])})"
+        lines.append(f"{change:18} {what}{detail}")
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["change"]] = counts.get(row["change"], 0) + 1
+    summary = ", ".join(f"{n} {change}" for change, n in sorted(counts.items()))
+    lines.append(summary or "no changes")
+    return "\n".join(lines)

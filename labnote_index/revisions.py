@@ -25,13 +25,17 @@ from typing import Any
 import sqlite_utils
 
 from . import checks
+from .errors import LabnoteError
 from .importer import build_index
 from .tempfiles import temporary_directory
-from .text import shown
 
 
-class RevisionError(Exception):
-    """A revision that cannot be read (not a git repository, unknown revision)."""
+class RevisionError(LabnoteError):
+    """A revision that cannot be read (git missing, not a git repository)."""
+
+
+class RevisionNotFound(RevisionError):
+    """No such revision in the repository (or an empty one)."""
 
 
 def _git(repo: Path, *args: str) -> bytes:
@@ -63,7 +67,7 @@ def path_prefix(repo: Path) -> str:
 def resolve(repo: Path, rev: str) -> str:
     """The commit a revision names, or RevisionError saying there is none."""
     if not rev.strip():
-        raise RevisionError("an empty revision names nothing: give a branch, tag or commit")
+        raise RevisionNotFound("an empty revision names nothing: give a branch, tag or commit")
     try:
         found = _git(
             repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
@@ -71,7 +75,7 @@ def resolve(repo: Path, rev: str) -> str:
     except RevisionError as exc:
         if "not a git repository" in str(exc):
             raise RevisionError(f"{repo} is not a git repository: --base needs one") from exc
-        raise RevisionError(f"no revision {rev!r} in {repo}") from exc
+        raise RevisionNotFound(f"no revision {rev!r} in {repo}") from exc
     return found.decode().strip()
 
 
@@ -357,27 +361,3 @@ def _object(text: str | None) -> dict[str, Any]:
 
 def _shown_json(data: dict[str, Any], field: str) -> str | None:
     return json.dumps(data[field], ensure_ascii=False) if field in data else None
-
-
-def diff_text(rows: list[dict[str, Any]]) -> str:
-    lines = []
-    for row in rows:
-        what = f"{shown(row['record_type'])} {shown(row['record_id'])}"
-        change = row["change"]
-        if change in ("status", "handoff status", "moved"):
-            detail = f": {shown(row['before'])} -> {shown(row['after'])}"
-        elif change.startswith("reference"):
-            detail = f": {shown(row['field'])} {shown(row['after'] or row['before'])}"
-        elif change in ("edited", "handoff edited") and row["field"]:
-            before = "(absent)" if row["before"] is None else shown(row["before"])
-            after = "(absent)" if row["after"] is None else shown(row["after"])
-            detail = f": {shown(row['field'])}: {before} -> {after}"
-        else:
-            detail = f" ({shown(row['file'])})"
-        lines.append(f"{change:18} {what}{detail}")
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row["change"]] = counts.get(row["change"], 0) + 1
-    summary = ", ".join(f"{n} {change}" for change, n in sorted(counts.items()))
-    lines.append(summary or "no changes")
-    return "\n".join(lines)

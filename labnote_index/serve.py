@@ -12,6 +12,8 @@ from typing import Any
 import yaml
 from datasette.app import Datasette
 
+from .errors import LabnoteError
+
 # The key metadata.yml uses for the database; a served file may have any name.
 METADATA_DATABASE = "labnote"
 
@@ -34,7 +36,7 @@ def make_datasette(db_path: Path) -> Datasette:
     )
 
 
-class ServeError(Exception):
+class ServeError(LabnoteError):
     """The server cannot start (the port is taken, the host is not this machine's)."""
 
 

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ import sqlite_utils
 
 from bench.generate import generate
 from labnote_index.importer import build_index
+from labnote_index.progress import Progress
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_REPO = ROOT / "sample_repo"
@@ -183,3 +184,17 @@ def open_copy(source: Path, root: Path) -> Path:
     for path in [root, *root.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     return root
+
+
+class Calls(Progress):
+    """A progress that calls ``advance`` (and remembers the totals it was told)."""
+
+    def __init__(self, advance: Callable[[int], None]) -> None:
+        self.totals: list[int] = []
+        self.on_advance = advance
+
+    def start(self, total: int) -> None:
+        self.totals.append(total)
+
+    def advance(self, done: int) -> None:
+        self.on_advance(done)

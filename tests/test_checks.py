@@ -246,7 +246,7 @@ HANDOFF_PLANTED: list[tuple[str, Callable[[Repo], str]]] = [
 
 
 def _stale_view(repo: Repo) -> str:
-    from labnote_index.views import render_views, write_views
+    from labnote_index.registry_views import render_views, write_views
 
     write_views(render_views(repo.index()), repo.root / "registry")
     repo.edit(_first_packet(repo), notes="edited after the views were generated")

@@ -13,8 +13,8 @@ import sqlite_utils
 import yaml
 
 from labnote_index.importer import build_index
+from labnote_index.registry_views import render_views, write_views
 from labnote_index.serve import load_metadata, make_datasette
-from labnote_index.views import render_views, write_views
 
 from .conftest import ROOT, SAMPLE_REPO
 

@@ -26,7 +26,7 @@ from labnote_index.cli import cli
 from labnote_index.importer import build_index
 from labnote_index.parse import MAX_DEPTH
 
-from .conftest import ROOT, SAMPLE_REPO, Repo, cli_as, findings_of, open_copy
+from .conftest import ROOT, SAMPLE_REPO, Calls, Repo, cli_as, findings_of, open_copy
 
 LATE_REPLY = "registry/messages/open/20260912-gemini-late-reply.json"
 PACKET = "registry/packets/2026/20260903-maria-ops-retention-question.json"
@@ -70,7 +70,7 @@ def test_a_file_that_vanishes_between_listing_and_reading_is_reported_missing(sa
     def remove_it(_: int) -> None:  # the build calls this after each file it reads
         doomed.unlink(missing_ok=True)
 
-    result = build_index(sample_repo.root, sample_repo.db_path, progress=remove_it, jobs=1)
+    result = build_index(sample_repo.root, sample_repo.db_path, progress=Calls(remove_it), jobs=1)
     db = sqlite_utils.Database(sample_repo.db_path)
     assert (
         "is missing: it was listed, then renamed or deleted"
@@ -424,7 +424,7 @@ def test_a_long_reply_thread_is_not_a_cycle(tmp_path: Path):
 
 
 def test_lineage_of_a_1500_long_chain_is_drawn_to_a_bound(tmp_path: Path):
-    from labnote_index.lineage import MAX_DEPTH
+    from labnote_index.provenance import MAX_DEPTH
 
     write_shape("derivation", tmp_path / "repo", 1500)
     db = tmp_path / "i.db"

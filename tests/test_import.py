@@ -12,9 +12,9 @@ import sqlite_utils
 
 from bench.generate import generate
 from labnote_index.importer import build_index
-from labnote_index.views import render_views
+from labnote_index.registry_views import render_views
 
-from .conftest import SAMPLE_REPO, Repo, cli_as, findings_of, open_copy
+from .conftest import SAMPLE_REPO, Calls, Repo, cli_as, findings_of, open_copy
 from .test_incremental import content
 
 
@@ -419,7 +419,7 @@ def test_interrupted_build_leaves_previous_index_intact(repo: Repo):
             raise KeyboardInterrupt  # as if the operator pressed Ctrl-C
 
     with pytest.raises(KeyboardInterrupt):
-        build_index(repo.root, repo.db_path, full=True, progress=interrupt_halfway)
+        build_index(repo.root, repo.db_path, full=True, progress=Calls(interrupt_halfway))
     assert repo.db_path.read_bytes() == original
     assert sqlite_utils.Database(repo.db_path)["records"].count == before
     leftovers = [p for p in repo.db_path.parent.iterdir() if p.name.endswith(".tmp")]
@@ -431,7 +431,7 @@ def test_interrupted_first_build_leaves_no_database(repo: Repo):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        build_index(repo.root, repo.db_path, progress=interrupt)
+        build_index(repo.root, repo.db_path, progress=Calls(interrupt))
     assert list(repo.db_path.parent.glob("*.db*")) == []
 
 
@@ -445,7 +445,7 @@ def test_interrupted_incremental_build_leaves_previous_index_intact(repo: Repo):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        build_index(repo.root, repo.db_path, progress=interrupt)
+        build_index(repo.root, repo.db_path, progress=Calls(interrupt))
     assert repo.db_path.read_bytes() == original
 
 

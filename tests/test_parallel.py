@@ -18,7 +18,7 @@ from labnote_index.cli import cli
 from labnote_index.importer import build_index
 from labnote_index.schema import FTS_COLUMNS, create_tables
 
-from .conftest import Repo
+from .conftest import Calls, Repo
 from .test_incremental import content
 from .test_revisions import ILLEGAL, TRANSITION_CHECKS
 
@@ -46,7 +46,7 @@ def test_three_processes_write_what_one_does(repo: Repo, tmp_path: Path, small_p
     repo.edit(repo.files("registry/responses/*/*.json")[-1], status="pending")
     seen: list[int] = []
     one = build_index(repo.root, tmp_path / "one.db", jobs=1)
-    three = build_index(repo.root, tmp_path / "three.db", jobs=3, progress=seen.append)
+    three = build_index(repo.root, tmp_path / "three.db", jobs=3, progress=Calls(seen.append))
     assert one.files > 3 * parallel.MIN_PART
     assert sum(seen) == three.files  # the workers' files are reported as they go
     first, spread = (sqlite_utils.Database(tmp_path / n) for n in ("one.db", "three.db"))
@@ -113,7 +113,9 @@ def test_interrupted_spread_build_stops_its_workers(repo: Repo, small_parts: Non
             raise KeyboardInterrupt  # as if the operator pressed Ctrl-C
 
     with pytest.raises(KeyboardInterrupt):
-        build_index(repo.root, repo.db_path, full=True, jobs=3, progress=interrupt_after_some)
+        build_index(
+            repo.root, repo.db_path, full=True, jobs=3, progress=Calls(interrupt_after_some)
+        )
     assert multiprocessing.active_children() == []
     assert repo.db_path.read_bytes() == original
     assert [p.name for p in repo.db_path.parent.iterdir() if p.name.startswith(".")] == []

@@ -15,7 +15,7 @@ from datasette import hookimpl
 from datasette.utils.asgi import NotFound, Response
 from markupsafe import Markup
 
-from .. import lineage
+from .. import provenance
 from ..discover import parent_dir
 from ..schema import RECORD_TABLES
 from .graph import GraphvizMissing, lineage_svg
@@ -69,15 +69,15 @@ async def lineage_page(datasette: Any, request: Any) -> Response:
     key = request.args.get("node", "")
 
     def compute(conn: Any) -> dict[str, Any]:
-        return lineage.lineage(sqlite_utils.Database(conn), key, "both")
+        return provenance.lineage(sqlite_utils.Database(conn), key, "both")
 
     try:
         tree = await db.execute_fn(compute)
-    except lineage.NodeNotFound as exc:
+    except provenance.NodeNotFound as exc:
         raise NotFound(str(exc)) from exc
 
     for direction in ("up", "down"):
-        for b in lineage.branches_in_order(tree[direction]):
+        for b in provenance.branches_in_order(tree[direction]):
             b["row_url"] = _row_url(datasette, database, b)
             b["lineage_url"] = lineage_url(datasette, database, b["node"])
     tree["row_url"] = _row_url(datasette, database, tree)

@@ -12,7 +12,7 @@ from typing import Any
 
 import graphviz
 
-from ..lineage import branches_in_order
+from ..provenance import branches_in_order
 
 KIND_COLOURS = {
     "packet": "#dbeafe",

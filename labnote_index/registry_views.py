@@ -22,6 +22,7 @@ from typing import Any
 
 import sqlite_utils
 
+from .errors import LabnoteError
 from .formats import RECORD_TYPES, RecordType
 from .parse import without_surrogates
 
@@ -149,7 +150,7 @@ def store_views(db: sqlite_utils.Database) -> None:
     )
 
 
-class ViewPathError(Exception):
+class ViewPathError(LabnoteError):
     """A view path that is a symlink or not a regular file: never written or read."""
 
 

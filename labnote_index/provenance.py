@@ -14,8 +14,8 @@ from typing import Any
 
 import sqlite_utils
 
+from .errors import LabnoteError
 from .importer import indexed_repository
-from .text import shown
 
 DIRECTIONS = ("up", "down", "both")
 # How much of a lineage is drawn: deep and wide enough for any real provenance,
@@ -36,7 +36,7 @@ FROM lineage_edges e JOIN reach ON e.{this} = reach.node
 """
 
 
-class NodeNotFound(Exception):
+class NodeNotFound(LabnoteError):
     pass
 
 
@@ -145,21 +145,3 @@ def lineage(db: sqlite_utils.Database, key: str, direction: str = "both") -> dic
         if direction in (d, "both"):
             result[d] = _tree(db, start, d, nodes)
     return result
-
-
-def lineage_text(tree: dict[str, Any]) -> str:
-    def describe(node: dict[str, Any]) -> str:
-        status = f" [{shown(node['status'])}]" if node["status"] is not None else ""
-        return f"{shown(node['kind'])} {shown(node['label'])}{status} {shown(node['node'])}"
-
-    lines = [describe(tree)]
-    for d in ("up", "down"):
-        if d not in tree:
-            continue
-        lines.append(f"{d}:" if tree[d] else f"{d}: (nothing)")
-        for b in branches_in_order(tree[d]):
-            seen = " (shown above)" if b["repeated"] else ""
-            more = f" (+{b['more']} more, not drawn: ask for its own lineage)" if b["more"] else ""
-            indent = "  " * b["depth"]
-            lines.append(f"{indent}{shown(', '.join(b['via']))}: {describe(b)}{seen}{more}")
-    return "\n".join(lines)

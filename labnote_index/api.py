@@ -1,0 +1,263 @@
+"""The library: everything the command line does, for a notebook, a CI script or
+a Datasette plugin. The CLI (``cli.py``) calls nothing else.
+
+Each function takes paths and returns plain typed values; errors are
+``LabnoteError`` subclasses whose message says what to do. Nothing prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from . import checks as catalogue_
+from . import provenance as lineage_
+from . import registry_views as views_
+from . import revisions
+from .errors import LabnoteError
+from .importer import (
+    BuildResult,
+    build_index,
+    check_index_path,
+    index_damage,
+    indexed_repository,
+)
+from .parallel import default_jobs
+from .progress import Progress
+from .tempfiles import temporary_directory
+
+DEFAULT_DB = "labnote.db"
+DIRECTIONS = lineage_.DIRECTIONS
+SEVERITIES = catalogue_.SEVERITIES
+# Where views go and how they are compared and written, as the views module does it.
+views_directory = views_.output_directory
+stale_views = views_.stale_views
+write_views = views_.write_views
+# A lineage tree: the node's kind, label and status, and its "up" and "down"
+# branches, each {node, kind, label, status, via, depth, repeated, more, children}.
+Tree = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One violation a check found: the row of the ``findings`` table."""
+
+    check: str
+    severity: str  # "error" or "warning"
+    record_type: str | None
+    record_id: str | None
+    file: str | None  # repository-relative
+    field: str | None
+    message: str
+    hint: str  # the repair direction
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A reference whose target does not exist."""
+
+    field: str
+    record_type: str
+    record_id: str | None
+    file: str
+    missing_id: str
+    expected_type: str | None
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between two revisions (``before``/``after``: values, or
+    JSON text for an edited field)."""
+
+    change: str
+    record_type: str
+    record_id: str | None
+    file: str | None
+    field: str | None
+    before: str | None
+    after: str | None
+
+
+def build(
+    repo: Path | str,
+    db: Path | str = DEFAULT_DB,
+    *,
+    full: bool = False,
+    jobs: int | None = None,
+    enforce_layout: bool = False,
+    files: Sequence[str] | None = None,
+    progress: Progress | None = None,
+) -> BuildResult:
+    """Index ``repo`` into ``db`` (replaced only once complete; incremental on an
+    index of the same repository unless ``full``)."""
+    return build_index(
+        Path(repo),
+        Path(db),
+        files=list(files) if files else None,
+        enforce_layout=enforce_layout,
+        full=full,
+        progress=progress,
+        jobs=jobs,
+    )
+
+
+def open_index(db: Path | str) -> sqlite_utils.Database:
+    """An existing labnote index (NoIndex when absent, NotAnIndex when it is not one)."""
+    check_index_path(Path(db), must_exist=True)
+    return sqlite_utils.Database(db)
+
+
+@contextmanager
+def index_file(db: Path | str | None) -> Iterator[Path]:
+    """``db``, or a temporary index file removed afterwards."""
+    if db is not None:
+        yield Path(db)
+        return
+    with temporary_directory("tmp") as tmp:
+        yield tmp / DEFAULT_DB
+
+
+def check(
+    db_or_repo: Path | str,
+    *,
+    db: Path | str | None = None,
+    base: str | None = None,
+    head: str | None = None,
+    full: bool = False,
+    jobs: int | None = None,
+    enforce_layout: bool = False,
+    files: Sequence[str] | None = None,
+    progress: Progress | None = None,
+) -> list[Finding]:
+    """The findings of a repository (a directory: built first, into ``db`` or a
+    temporary index) or of an existing index (a file: its checks run again).
+
+    With ``base`` (a git revision) the repository is also compared with it: the
+    transition checks run over both, the head being ``head`` or the working tree.
+    """
+    target = Path(db_or_repo)
+    if not target.is_dir():
+        catalogue_.run_checks(open_index(target), jobs=jobs or default_jobs())
+        return findings(target)
+    with index_file(db) as db_path:
+        if base is not None or head is not None:
+            with _revisions(target, base, head, db_path, full, jobs, progress) as base_db:
+                revisions.check_transitions(db_path, base_db, jobs or default_jobs())
+        else:
+            build(
+                target,
+                db_path,
+                full=full,
+                jobs=jobs,
+                enforce_layout=enforce_layout,
+                files=files,
+                progress=progress,
+            )
+        return findings(db_path)
+
+
+def findings(db: Path | str) -> list[Finding]:
+    """The findings an index holds (as its last build or check left them), errors
+    first, then by file."""
+    return [Finding(**row) for row in catalogue_.findings(open_index(db))]
+
+
+def fails(found: Sequence[Finding], fail_on: str = "error") -> bool:
+    """Whether any finding is at or above ``fail_on`` (error > warning)."""
+    return catalogue_.fails([f.as_dict() for f in found], fail_on)
+
+
+@contextmanager
+def _revisions(
+    repo: Path,
+    base: str | None,
+    head: str | None,
+    db_path: Path,
+    full: bool = False,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+) -> Iterator[Path]:
+    """Index the head (a revision, or the working tree) into ``db_path``; yield an
+    index of the base. Both revisions are looked up before anything is built."""
+    if base is None:
+        raise revisions.RevisionNotFound("a comparison needs a base revision")
+    for rev in (base, head) if head is not None else (base,):
+        revisions.resolve(repo, rev)
+    if head is not None:
+        revisions.build_revision(repo, head, db_path, full=full, jobs=jobs)
+    else:
+        build_index(repo, db_path, full=full, jobs=jobs, progress=progress)
+    with revisions.base_index(repo, base) as base_db:
+        yield base_db
+
+
+def orphans(db: Path | str) -> list[Orphan]:
+    """Every reference whose target does not exist, by field, file and ID."""
+    index = open_index(db)
+    rows = index.query("SELECT * FROM orphans ORDER BY field, file, missing_id")
+    return [Orphan(**row) for row in rows]
+
+
+def lineage(db: Path | str, node: str, direction: str = "up") -> Tree:
+    """The provenance tree of a record or handoff packet (ID, file, packet
+    directory or manifest path): ``up``, ``down`` or ``both``."""
+    return lineage_.lineage(open_index(db), node, direction)
+
+
+def diff(
+    repo: Path | str,
+    base: str,
+    head: str | None = None,
+    *,
+    db: Path | str | None = None,
+    jobs: int | None = None,
+) -> list[Change]:
+    """What changed from ``base`` to ``head`` (default: the working tree), record
+    by record; the head is indexed into ``db`` (or a temporary index)."""
+    with index_file(db) as db_path, _revisions(Path(repo), base, head, db_path, jobs=jobs) as old:
+        return [Change(**row) for row in revisions.diff(db_path, old)]
+
+
+def views(db: Path | str) -> dict[str, str]:
+    """The generated views (CSV registries, INDEX.md) the records of an index make,
+    keyed by repository path."""
+    return views_.current_views(open_index(db))
+
+
+class IndexDamaged(LabnoteError):
+    """An index SQLite's own check finds damaged."""
+
+
+def serve(
+    db: Path | str, host: str = "127.0.0.1", port: int = 8001, open_browser: bool = False
+) -> None:
+    """Publish an index with Datasette until interrupted (read-only, immutable).
+    The port is bound before anything is announced."""
+    open_index(db)
+    damage = index_damage(Path(db))
+    if damage:
+        raise IndexDamaged(f"the index {db} is damaged ({damage}): build it again with --full")
+    from .serve import serve as run_server  # Datasette is imported only to serve
+
+    run_server(Path(db), host, port, open_browser)
+
+
+def catalogue(transitions: bool | None = None) -> list[catalogue_.Check]:
+    """The checks of one index (``transitions=False``), the transition checks that
+    a comparison with ``base`` adds (``True``), or both, in that order (``None``)."""
+    if transitions is None:
+        return catalogue_.catalogue()
+    return catalogue_.load_checks("checks/transitions" if transitions else "checks")
+
+
+def repository_of(db: Path | str) -> Path | None:
+    """The repository an index was built from."""
+    return indexed_repository(open_index(db))

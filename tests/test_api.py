@@ -1,0 +1,96 @@
+"""The library façade, as a Python user holds it (the README's example runs here)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import labnote_index as li
+
+from .conftest import ROOT, SAMPLE_REPO, git
+
+
+def readme_example() -> str:
+    text = (ROOT / "README.md").read_text()
+    block = text.split("<!-- python-example:start -->\n", 1)[1].split(
+        "<!-- python-example:end -->"
+    )[0]
+    return block.removeprefix("```python\n").rsplit("```", 1)[0]
+
+
+def test_the_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    shutil.copytree(SAMPLE_REPO, tmp_path / "sample_repo")
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(readme_example(), "README.md", "exec"), {})
+    printed = out.getvalue()
+    assert "6 errors and 2 warnings in 8 files" in printed
+    assert "fails CI: True" in printed
+    assert "reply_to registry/messages/open/20260912-gemini-late-reply.json ->" in printed
+    assert "error: no index at no-such.db" in printed
+
+
+def test_check_a_repository_leaves_no_index_unless_asked(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    found = li.check(SAMPLE_REPO)
+    assert {f.check for f in found} >= {"provenance", "input_packet_unresolved"}
+    assert os.listdir(tmp_path) == []
+    kept = li.check(SAMPLE_REPO, db=tmp_path / "kept.db")
+    assert kept == found and li.findings(tmp_path / "kept.db") == found
+
+
+def test_typed_errors_name_the_problem(tmp_path: Path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(li.NotAnIndex):
+        li.build(SAMPLE_REPO, tmp_path / "notes.txt")
+    with pytest.raises(li.NoIndex):
+        li.orphans(tmp_path / "absent.db")
+    with pytest.raises(li.RepositoryError):
+        li.build(tmp_path / "nowhere", tmp_path / "x.db")
+    assert all(
+        issubclass(e, li.LabnoteError)
+        for e in (li.NotAnIndex, li.NoIndex, li.RepositoryError, li.RevisionNotFound)
+    )
+
+
+def test_diff_and_transitions_from_python(tmp_path: Path):
+    root = tmp_path / "repo"
+    shutil.copytree(SAMPLE_REPO, root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    packet = root / "registry/packets/2026/20260911-codex-web-benchmarks.json"
+    packet.write_text(packet.read_text().replace('"status": "new"', '"status": "archived"'))
+    changes = li.diff(root, "main")
+    assert [(c.change, c.before, c.after) for c in changes if c.change == "status"] == [
+        ("status", "new", "archived")
+    ]
+    with pytest.raises(li.RevisionNotFound):
+        li.diff(root, "no-such-branch")
+    found = li.check(root, base="main")
+    assert "status_transition" not in {f.check for f in found}  # new -> archived is legal
+
+
+def test_progress_is_told_the_total_and_each_file(tmp_path: Path):
+    class Counting(li.Progress):
+        def __init__(self) -> None:
+            self.total, self.done, self.finished = 0, 0, False
+
+        def start(self, total: int) -> None:
+            self.total = total
+
+        def advance(self, done: int) -> None:
+            self.done += done
+
+        def finish(self) -> None:
+            self.finished = True
+
+    progress = Counting()
+    result = li.build(SAMPLE_REPO, tmp_path / "s.db", progress=progress)
+    assert progress.total == progress.done == result.files and progress.finished
