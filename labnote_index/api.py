@@ -27,7 +27,6 @@ from .importer import (
     index_damage,
     indexed_repository,
 )
-from .parallel import default_jobs
 from .progress import Progress
 from .tempfiles import temporary_directory
 
@@ -145,12 +144,12 @@ def check(
     """
     target = Path(db_or_repo)
     if not target.is_dir():
-        catalogue_.run_checks(open_index(target), jobs=jobs or default_jobs())
+        catalogue_.run_checks(open_index(target))
         return findings(target)
     with index_file(db) as db_path:
         if base is not None or head is not None:
             with _revisions(target, base, head, db_path, full, jobs, progress) as base_db:
-                revisions.check_transitions(db_path, base_db, jobs or default_jobs())
+                revisions.check_transitions(db_path, base_db)
         else:
             build(
                 target,

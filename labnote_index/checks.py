@@ -15,22 +15,16 @@ Adding a check means adding a file; nothing here names one.
 from __future__ import annotations
 
 import re
-import sqlite3
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
-from urllib.parse import quote
 
 import sqlite_utils
 
 from .errors import LabnoteError
-from .parallel import map_forked
 
 SEVERITIES = ("error", "warning")
 FINDING_KEYS = ("check", "severity", "record_type", "record_id", "file", "field", "message", "hint")
-# Files indexed before the queries are worth dealing out to other processes
-# (below this the whole catalogue takes a few hundredths of a second).
-DEAL_OUT_FROM = 5000
 _HEADER = re.compile(r"^--\s*(check|severity|protects|repair):\s*(.+?)\s*$")
 
 
@@ -87,16 +81,15 @@ def run_checks(
     db: sqlite_utils.Database,
     checks: list[Check] | None = None,
     replace: bool = True,
-    jobs: int = 1,
 ) -> int:
     """Run the catalogue and write the ``findings`` table (anew, or adding to it when
-    ``replace`` is false). Returns the number of findings written. The queries
-    are dealt out over up to ``jobs`` processes on an index of DEAL_OUT_FROM
-    files or more."""
+    ``replace`` is false). Returns the number of findings written. (One process
+    runs the whole catalogue: 0.3 s at 43,000 records; dealing it out to others
+    saved a tenth of that.)"""
     checks = load_checks() if checks is None else checks
     findings: list[dict[str, Any]] = []
-    for check, rows in zip(checks, _violations(db, checks, jobs), strict=True):
-        for row in rows:
+    for check in checks:
+        for row in db.query(check.sql):
             findings.append(
                 {
                     "check": check.id,
@@ -117,32 +110,6 @@ def run_checks(
             db["findings"].create_index(["check"])
         db["findings"].insert_all(findings, batch_size=1000)
     return len(findings)
-
-
-def _violations(
-    db: sqlite_utils.Database, checks: list[Check], jobs: int
-) -> list[list[dict[str, Any]]]:
-    """Each check's violating rows. Other processes read the committed database
-    file through connections of their own, with the same databases attached."""
-    databases = {name: file for _, name, file in db.execute("PRAGMA database_list")}
-    path = databases.pop("main")
-    if jobs <= 1 or not path or db["files"].count < DEAL_OUT_FROM:
-        return [list(db.query(check.sql)) for check in checks]
-    if db.conn.in_transaction:
-        db.conn.commit()
-    attached = [(name, file) for name, file in databases.items() if name != "temp"]
-
-    def run(hand: list[Check]) -> list[list[dict[str, Any]]]:
-        conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True)
-        try:
-            for name, file in attached:
-                conn.execute("ATTACH DATABASE ? AS ?", [f"file:{quote(file)}?mode=ro", name])
-            reader = sqlite_utils.Database(conn)
-            return [list(reader.query(check.sql)) for check in hand]
-        finally:
-            conn.close()
-
-    return map_forked(run, checks, jobs)
 
 
 def findings(db: sqlite_utils.Database) -> list[dict[str, Any]]:

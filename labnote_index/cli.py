@@ -84,8 +84,8 @@ def _build_options(func):
     func = click.option(
         "--jobs",
         type=click.IntRange(min=1),
-        help="Processes to share the work among when there is much of it: thousands "
-        "of files to read, a large index to check (default: the cores available, up to 4).",
+        help="Processes to share the reading among when there are thousands of files "
+        "to read (default: the cores available, up to 4).",
     )(func)
     func = click.option(
         "--enforce-layout",

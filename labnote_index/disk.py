@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -132,13 +133,20 @@ def refresh_artifacts(db: sqlite_utils.Database, sandbox: Sandbox, jobs: int = 1
             stale.append(path)
     delete_in(db, "artifacts", "path", list(stored) + stale)  # gone, or to be read again
 
-    def write(target: sqlite_utils.Database, paths: Sequence[str], progress: Any) -> None:
+    run_sharded(db, todo, ArtifactWriter(sandbox).write, ["artifacts"], jobs)
+
+
+@dataclass
+class ArtifactWriter:
+    """Reads artifacts and writes their rows (picklable: workers run it too)."""
+
+    sandbox: Sandbox
+
+    def write(self, target: sqlite_utils.Database, paths: Sequence[str], advance: Any) -> None:
         # Bodies are written as they are read, a batch at a time: never all in memory.
         for start in range(0, len(paths), 500):
-            batch = [artifact_row(sandbox, path) for path in paths[start : start + 500]]
+            batch = [artifact_row(self.sandbox, path) for path in paths[start : start + 500]]
             target["artifacts"].insert_all(batch, batch_size=500)
-
-    run_sharded(db, todo, write, ["artifacts"], jobs)
 
 
 def _unchanged(sandbox: Sandbox, path: str, size: int, mtime_ns: int, status: str) -> bool:

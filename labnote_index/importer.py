@@ -42,7 +42,7 @@ from .disk import Sandbox, lstat_key, refresh_artifacts, refresh_packet_files
 from .errors import LabnoteError
 from .formats import RECORD_TYPES
 from .load import FileLoader
-from .parallel import default_jobs, run_sharded
+from .parallel import default_jobs, run_sharded, start_workers_early
 from .progress import SILENT, Progress
 from .schema import create_indexes, create_tables, delete_in, resolve_references
 from .tempfiles import remove_abandoned, temp_name
@@ -219,6 +219,8 @@ def build_index(
         "files": sorted(files) if files else None,
     }
     incremental = exists and not full and not files and _same_settings(db_path, settings)
+    if jobs > 1 and not incremental and not files:
+        start_workers_early()  # a full build of a large repository will want them
     found = named_files(files) if files else list(discover(repo, sandbox.entered))
     build = _Build(sandbox, found, settings, jobs, progress or SILENT)
     try:
@@ -270,7 +272,7 @@ class _Build:
             # worked out only for a repository that commits them (to find stale ones).
             if not files and db["files"].count_where("kind = 'view'"):
                 views.store_views(db)
-            checks.run_checks(db, jobs=self.jobs)
+            checks.run_checks(db)
             row = {"key": "settings", "value": json.dumps(self.settings)}
             db["build_info"].insert(row, replace=True)
             result = _result(db, db_path)

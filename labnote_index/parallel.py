@@ -1,15 +1,21 @@
-"""Spread work over processes: per-file work into shards, queries dealt out.
+"""Spread per-file work over processes: contiguous chunks into shard databases.
 
 Parsing, validating and writing rows is Python work bound to one core. A
-build with many files to read splits them into contiguous parts: this process
-writes the first part straight into the index while forked workers write the
-others, each into a shard database of its own (the same tables, through
-sqlite-utils). The shards are then copied into the index in order with
+build with many files to read cuts them into contiguous chunks, a few more
+than there are processes so that none waits long for another: this process
+writes the first chunk straight into the index while a pool of workers writes
+the others, each into a shard database of its own (the same tables, through
+sqlite-utils). The shards are then appended to the index in chunk order with
 ``INSERT ... SELECT``, so every row, and every row id, is what one process
 working through the files in order would have written.
 
-Rows never cross a process boundary as Python objects (pickling them back
-costs more than the parsing it would save): a worker hands back a file.
+Workers are started by ``forkserver`` where there is one (Linux: forking this
+process, which may run threads under Datasette or Jupyter, is unsafe) and by
+``spawn`` elsewhere; they are given a module-level function and picklable work,
+so every start method works. A worker's exception comes back with its type
+and traceback. Rows never cross a process boundary as Python objects (pickling
+them back costs more than the parsing it would save): a worker hands back a
+file.
 """
 
 from __future__ import annotations
@@ -20,26 +26,32 @@ import multiprocessing
 import os
 import signal
 import sqlite3
-import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import sqlite_utils
 
 from .errors import LabnoteError
 from .schema import create_tables
-from .tempfiles import temporary_directory
+from .tempfiles import owner_alive, temporary_directory
 
 T = TypeVar("T")
-R = TypeVar("R")
-Progress = Callable[[int], None]
-# write(db, items, progress): write the rows of these items into db.
-Writer = Callable[[sqlite_utils.Database, Sequence[T], Progress | None], None]
+Advance = Callable[[int], None]
+# write(db, items, advance): write the rows of these items into db. It must be
+# picklable (a module-level function, or a method of a picklable object).
+Writer = Callable[[sqlite_utils.Database, Sequence[T], Advance | None], None]
 
-# Below this many items a part, starting a process costs more than it saves.
+# Below this many items a chunk, starting a process costs more than it saves.
 MIN_PART = 2000
 MAX_JOBS = 4
+CHUNKS_PER_JOB = 3
+# Modules the worker server imports once, so that each worker starts ready.
+PRELOAD = ["labnote_index.load", "labnote_index.disk"]
 
 
 class WorkerError(LabnoteError):
@@ -81,12 +93,22 @@ def cpus_allowed(quota: str, period: str) -> float | None:
     return allowed if allowed > 0 else None  # v1 writes -1 for none
 
 
-def _fork_context() -> Any:
-    """Forking, on Linux only: elsewhere fork is missing (Windows) or unsafe with
-    system libraries (macOS), and the work is done in one process."""
-    if not sys.platform.startswith("linux"):
-        return None
-    return multiprocessing.get_context("fork")
+def start_method() -> str:
+    """forkserver where there is one, spawn elsewhere (never a plain fork)."""
+    methods = multiprocessing.get_all_start_methods()
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+def start_workers_early() -> None:
+    """Start the worker server now, if workers are started by one, so that it has
+    imported what workers need by the time there is work for them (a full build
+    calls this before it walks the repository)."""
+    if start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    forkserver.set_forkserver_preload(PRELOAD)
+    forkserver.ensure_running()
 
 
 def run_sharded(
@@ -95,116 +117,117 @@ def run_sharded(
     write: Writer[T],
     tables: Sequence[str],
     jobs: int,
-    progress: Progress | None = None,
+    advance: Advance | None = None,
+    method: str | None = None,
 ) -> None:
-    """``write`` every item into ``db``, over up to ``jobs`` processes.
+    """``write`` every item into ``db``, over up to ``jobs`` processes: this one and
+    workers started by ``method`` (default ``start_method()``).
 
     ``tables`` are those ``write`` fills: they are copied from each shard.
     """
-    context = _fork_context()
     jobs = max(1, min(jobs, len(items) // MIN_PART))
-    if jobs == 1 or context is None:
-        write(db, items, progress)
+    if jobs == 1:
+        write(db, items, advance)
         return
-    size = -(-len(items) // jobs)
-    parts = [items[start : start + size] for start in range(0, len(items), size)]
-    done = context.Array("q", len(parts), lock=False)  # items done by each worker
+    # This process writes an equal share straight into the index; the rest is cut
+    # into a few chunks per worker, so that a worker that finishes early takes
+    # more while a slower one is still at work.
+    first = -(-len(items) // jobs)
+    workers = jobs - 1
+    size = -(-(len(items) - first) // (workers * CHUNKS_PER_JOB))
+    chunks = [items[:first]] + [items[i : i + size] for i in range(first, len(items), size)]
+    context = multiprocessing.get_context(method or start_method())
+    if context.get_start_method() == "forkserver":
+        start_workers_early()
     # Shards go beside the index: on its disk, not in a memory-backed /tmp.
+    # Named for this process: a later build clears them away if this one is killed.
     index_file = database_file(db)
-    work_dir = Path(index_file).parent if index_file else None
-    # Named for this process: a later build clears it away if this one is killed.
-    with temporary_directory("shards", work_dir) as tmp:
-        shards = [tmp / f"shard-{n}.db" for n in range(1, len(parts))]
-        workers = [
-            context.Process(
-                target=_work,
-                args=(shard, part, write, done, n, os.getpid()),
-                daemon=True,
-            )
-            for n, (shard, part) in enumerate(zip(shards, parts[1:], strict=True), start=1)
-        ]
-        reported = [0]
-
-        def report(n: int) -> None:
-            # This process reports for the workers too, as it goes.
-            if progress:
-                others = sum(done[1:])
-                progress(n + others - reported[0])
-                reported[0] = others
-
+    with temporary_directory("shards", Path(index_file).parent if index_file else None) as tmp:
+        shards = [str(tmp / f"shard-{n}.db") for n in range(1, len(chunks))]
+        pool = ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_worker_started, initargs=(os.getpid(),)
+        )
         try:
-            for worker in workers:
-                worker.start()
-            write(db, parts[0], report if progress else None)
-            for worker, part in zip(workers, parts[1:], strict=True):
-                while worker.is_alive():
-                    worker.join(0.1)
-                    report(0)
-                if worker.exitcode != 0:
-                    raise WorkerError(
-                        f"a worker process indexing {len(part)} "
-                        f"files exited with status {worker.exitcode}; "
-                        "run the build again with --jobs 1 to see why"
-                    )
+            futures: list[Future[int]] = [
+                pool.submit(_write_shard, shard, chunk, write)
+                for shard, chunk in zip(shards, chunks[1:], strict=True)
+            ]
+            write(db, chunks[0], advance)
+            for future in futures:  # progress is reported from this thread only
+                done = _result(future)
+                if advance:
+                    advance(done)
             for shard in shards:
                 _merge(db, shard, tables)
         finally:
-            for worker in workers:
-                if worker.pid is None:
-                    continue  # never started
-                if worker.is_alive():
-                    worker.terminate()
-                worker.join()
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
-def die_with_parent(parent: int) -> None:
-    """Make this worker die when its parent does (even by SIGKILL), on Linux."""
+def _result(future: Future[int]) -> int:
+    """A worker's answer; its own exception (with its traceback) if it raised one."""
+    try:
+        return future.result()
+    except BrokenProcessPool as exc:
+        raise WorkerError(
+            "a worker process died before finishing its share of the files (killed, or "
+            "out of memory); run the build again, with --jobs 1 to use no workers"
+        ) from exc
+
+
+def _worker_started(build: int) -> None:
+    """In each worker: leave Ctrl-C to the build (it reaches the whole process
+    group; the build stops the pool), and die with the build even when it is
+    killed outright. Under forkserver a worker is the server's child, not the
+    build's, and holds the server open: a thread watches the build instead."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux): dies with its parent
     except (OSError, AttributeError):
         pass
-    if os.getppid() != parent:  # the parent died before the line above
-        os._exit(1)
+    born = _started_at(build)
+
+    def watch() -> None:
+        while _started_at(build) == born and owner_alive(build):
+            time.sleep(0.2)
+        os._exit(1)  # the build is gone: nobody will read this worker's shard
+
+    threading.Thread(target=watch, daemon=True, name="watch-build").start()
 
 
-def _work(
-    shard: Path,
-    part: Sequence[T],
-    write: Writer[T],
-    done: Any,
-    n: int,
-    parent: int,
-) -> None:
-    """A worker: write its part into a fresh shard database."""
-    die_with_parent(parent)
-    # Ctrl-C reaches the whole process group; the parent stops the workers.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _started_at(pid: int) -> str | None:
+    """When a process started (Linux), so that a reused process ID is not taken
+    for the build."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _write_shard(shard: str, chunk: Sequence[T], write: Writer[T]) -> int:
+    """In a worker: write one chunk into a fresh shard database; how many items."""
     conn = sqlite3.connect(shard)
     conn.execute("PRAGMA journal_mode = OFF")  # a shard is thrown away on any failure
     conn.execute("PRAGMA synchronous = OFF")
     db = sqlite_utils.Database(conn)
     create_tables(db)
-
-    def count(k: int) -> None:
-        done[n] += k
-
-    write(db, part, count)
+    write(db, chunk, None)
     conn.commit()
     conn.close()
+    return len(chunk)
 
 
-def _merge(db: sqlite_utils.Database, shard: Path, tables: Sequence[str]) -> None:
+def _merge(db: sqlite_utils.Database, shard: str, tables: Sequence[str]) -> None:
     """Append the rows of a shard's tables to the same tables of ``db``, in shard order."""
     if db.conn.in_transaction:
         db.conn.commit()  # ATTACH cannot happen inside a transaction
-    db.execute("ATTACH DATABASE ? AS shard", [str(shard)])
+    db.attach("shard", shard)
     try:
         with db.atomic():
             for table in tables:
                 # An integer id is given anew, so ids follow on from the rows already in db.
-                renumbered = ["id"] if db[table].pks == ["id"] else []
-                columns = [c.name for c in db[table].columns if c.name not in renumbered]
+                renumbered = ["id"] if db.table(table).pks == ["id"] else []
+                columns = [c.name for c in db.table(table).columns if c.name not in renumbered]
                 names = ", ".join(f"[{c}]" for c in columns)
                 db.execute(
                     f"INSERT INTO main.[{table}] ({names}) "
@@ -212,56 +235,6 @@ def _merge(db: sqlite_utils.Database, shard: Path, tables: Sequence[str]) -> Non
                 )
     finally:
         db.execute("DETACH DATABASE shard")
-
-
-def map_forked(func: Callable[[list[T]], list[R]], items: Sequence[T], jobs: int) -> list[R]:
-    """``func(items)``, the items dealt out round-robin over up to ``jobs``
-    processes, this one included; ``func`` returns one result per item it is
-    given. Results come back pickled: they should be small (query answers, not
-    tables)."""
-    context = _fork_context()
-    jobs = max(1, min(jobs, len(items)))
-    if jobs == 1 or context is None:
-        return func(list(items))
-    hands = [list(range(n, len(items), jobs)) for n in range(jobs)]
-    results: list[Any] = [None] * len(items)
-    workers = []
-    try:
-        for hand in hands[1:]:
-            receive, send = context.Pipe(duplex=False)
-            worker = context.Process(
-                target=_deal,
-                args=(func, [items[i] for i in hand], send, os.getpid()),
-                daemon=True,
-            )
-            worker.start()
-            send.close()
-            workers.append((hand, receive, worker))
-        for i, result in zip(hands[0], func([items[i] for i in hands[0]]), strict=True):
-            results[i] = result
-        for hand, receive, _ in workers:
-            try:
-                answers = receive.recv()  # before join: a big answer fills the pipe
-            except EOFError:
-                raise WorkerError(
-                    "a worker process died before answering; run again with --jobs 1 to see why"
-                ) from None
-            for i, result in zip(hand, answers, strict=True):
-                results[i] = result
-        return results
-    finally:
-        for _, receive, worker in workers:
-            receive.close()
-            if worker.is_alive():
-                worker.terminate()
-            worker.join()
-
-
-def _deal(func: Callable[[list[T]], list[R]], hand: list[T], send: Any, parent: int) -> None:
-    die_with_parent(parent)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
-    send.send(func(hand))
-    send.close()
 
 
 def database_file(db: sqlite_utils.Database) -> str:

@@ -202,7 +202,7 @@ def base_index(repo: Path, base: str) -> Iterator[Path]:
 @contextmanager
 def attached(db_path: Path, base_db: Path) -> Iterator[sqlite_utils.Database]:
     db = sqlite_utils.Database(db_path)
-    db.execute("ATTACH DATABASE ? AS base", [str(base_db)])
+    db.attach("base", base_db)
     try:
         yield db
     finally:
@@ -211,12 +211,10 @@ def attached(db_path: Path, base_db: Path) -> Iterator[sqlite_utils.Database]:
         db.close()
 
 
-def check_transitions(db_path: Path, base_db: Path, jobs: int = 1) -> int:
+def check_transitions(db_path: Path, base_db: Path) -> int:
     """Add the transition checks' findings to those of a fresh build, the base attached."""
     with attached(db_path, base_db) as db:
-        return checks.run_checks(
-            db, checks.load_checks("checks/transitions"), replace=False, jobs=jobs
-        )
+        return checks.run_checks(db, checks.load_checks("checks/transitions"), replace=False)
 
 
 # A record is matched across revisions by type and ID; one without an ID (it

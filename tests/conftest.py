@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +198,26 @@ class Calls(Progress):
 
     def advance(self, done: int) -> None:
         self.on_advance(done)
+
+
+def content(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
+    """Every table's rows, order and row ids aside (FTS shadow tables checked apart)."""
+    tables = {}
+    for name in db.table_names():
+        if "_fts" in name:
+            continue
+        columns = [c.name for c in db[name].columns if c.name != "id"]
+        rows = db.execute(f"SELECT {', '.join(f'[{c}]' for c in columns)} FROM [{name}]")
+        tables[name] = sorted(tuple(row) for row in rows.fetchall())
+    return tables
+
+
+def write_keys(target: sqlite_utils.Database, items: Sequence[str], advance: object) -> None:
+    """A writer for run_sharded (module-level: workers started by spawn import it):
+    one build_info row per item, naming the process that wrote it."""
+    for item in items:
+        if item == "boom":
+            raise ValueError(f"a bug in a writer: {item}")
+        if item == "die":
+            os._exit(3)  # as if killed
+    target["build_info"].insert_all({"key": item, "value": os.getpid()} for item in items)

@@ -273,30 +273,44 @@ def test_killed_builds_leave_nothing_a_later_build_keeps(sample_repo: Repo, tmp_
     assert alive.exists() and mine.read_text() == "keep me"
 
 
-def test_workers_die_with_a_killed_parent(tmp_path: Path):
-    pids = tmp_path / "pids"
-    script = f"""
-import os, time, sqlite_utils
-from labnote_index import parallel
-parallel.MIN_PART = 1
-def write(db, items, progress):
-    with open({str(pids)!r}, "a") as f:
-        f.write(f"{{os.getpid()}}\\n")
-    time.sleep(60)
-parallel.run_sharded(sqlite_utils.Database({str(tmp_path / "x.db")!r}), [1, 2, 3], write, [], 3)
-"""
-    parent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(fields[1])
+    found, todo = set(), [pid]
+    while todo:
+        parent = todo.pop()
+        for child, ppid in parents.items():
+            if ppid == parent and child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def test_workers_die_with_a_killed_build(tmp_path: Path):
+    from bench.generate import generate
+
+    generate(tmp_path / "big", packets=1000)  # enough files to share out
+    command = [sys.executable, "-m", "labnote_index", "build", str(tmp_path / "big")]
+    build = subprocess.Popen([*command, "--db", str(tmp_path / "i.db"), "--jobs", "2"], cwd=ROOT)
     try:
-        for _ in range(200):
-            if pids.exists() and len(pids.read_text().split()) == 3:
+        workers: set[int] = set()
+        for _ in range(400):
+            workers = descendants(build.pid)
+            if len(workers) >= 2:  # the worker server and a worker at least
                 break
-            time.sleep(0.05)
-        workers = [int(p) for p in pids.read_text().split() if int(p) != parent.pid]
-        assert len(workers) == 2
+            time.sleep(0.01)
+        assert len(workers) >= 2
     finally:
-        parent.kill()
-        parent.wait()
-    for _ in range(100):
+        build.kill()
+        build.wait()
+    for _ in range(200):
         if not any(alive(pid) for pid in workers):
             break
         time.sleep(0.05)
@@ -606,3 +620,24 @@ def test_concurrent_builds_of_one_index_leave_a_whole_index(sample_repo: Repo, t
     assert index.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert index["records"].count == 44
     assert [p.name for p in work.iterdir()] == ["shared.db"]  # no temporary file left
+
+
+def test_odd_ids_and_paths_cannot_write_lines_of_their_own(sample_repo: Repo, tmp_path: Path):
+    sample_repo.edit(
+        PACKET,
+        packet_id="20260903-x\n::error file=README.md::forged",
+        path="../../../../etc/passwd",
+        status="new\x1b[2J",
+    )
+    db = str(tmp_path / "odd.db")
+    for fmt in ("text", "github"):
+        out = CliRunner().invoke(cli, ["check", str(sample_repo.root), "--db", db, "--format", fmt])
+        assert out.exit_code == 1
+        assert not any(
+            line.startswith("::error file=README.md") for line in out.stdout.splitlines()
+        )
+        assert "\x1b" not in out.stdout
+    lineage = CliRunner().invoke(cli, ["lineage", PACKET, "--db", db])
+    assert "\n::error" not in lineage.stdout and "\x1b" not in lineage.stdout
+    artifact = sqlite_utils.Database(db)["artifacts"].get("../../../../etc/passwd")
+    assert artifact["status"] == "unsafe" and artifact["body"] is None  # never read

@@ -14,8 +14,7 @@ from bench.generate import generate
 from labnote_index.importer import build_index
 from labnote_index.registry_views import render_views
 
-from .conftest import SAMPLE_REPO, Calls, Repo, cli_as, findings_of, open_copy
-from .test_incremental import content
+from .conftest import SAMPLE_REPO, Calls, Repo, cli_as, content, findings_of, open_copy
 
 
 def json_files(root: Path) -> set[str]:

@@ -11,19 +11,7 @@ from labnote_index.cli import cli
 from labnote_index.importer import build_index
 from labnote_index.schema import FTS_COLUMNS
 
-from .conftest import Repo
-
-
-def content(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
-    """Every table's rows, order and row ids aside (FTS shadow tables checked apart)."""
-    tables = {}
-    for name in db.table_names():
-        if "_fts" in name:
-            continue
-        columns = [c.name for c in db[name].columns if c.name != "id"]
-        rows = db.execute(f"SELECT {', '.join(f'[{c}]' for c in columns)} FROM [{name}]")
-        tables[name] = sorted(tuple(row) for row in rows.fetchall())
-    return tables
+from .conftest import Repo, content
 
 
 def assert_same_as_full(repo: Repo, tmp_path: Path) -> None:
