@@ -38,13 +38,14 @@ demo: $(INSTALLED) graphviz
 	  echo "(check exits $$? because sample_repo has planted defects: sample_repo/DEFECTS.md)"
 	$(BIN)/labnote-index serve $(DEMO_DB) --port $(PORT)
 
-## Lint, format check, then the whole test suite.
+## Lint, format check, type check, then the whole test suite.
 test: lint graphviz chromium
 	$(BIN)/pytest
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 ## Regenerate the README's check catalogue from the check headers.
 readme: $(INSTALLED)

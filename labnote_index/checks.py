@@ -104,11 +104,11 @@ def run_checks(
             )
     with db.atomic():
         if replace or "findings" not in db.table_names():
-            db["findings"].drop(ignore=True)
-            db["findings"].create({"id": int, **{key: str for key in FINDING_KEYS}}, pk="id")
-            db["findings"].create_index(["file"])
-            db["findings"].create_index(["check"])
-        db["findings"].insert_all(findings, batch_size=1000)
+            db.table("findings").drop(ignore=True)
+            db.table("findings").create({"id": int, **{key: str for key in FINDING_KEYS}}, pk="id")
+            db.table("findings").create_index(["file"])
+            db.table("findings").create_index(["check"])
+        db.table("findings").insert_all(findings, batch_size=1000)
     return len(findings)
 
 

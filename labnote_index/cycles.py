@@ -80,9 +80,9 @@ def on_cycles(edges: Iterable[tuple[str, str]]) -> list[list[str]]:
 
 def store_cycles(db: sqlite_utils.Database) -> None:
     """Write ``cycle_members`` anew: one row per node on a cycle of each relationship."""
-    db["cycle_members"].delete_where()
+    db.table("cycle_members").delete_where()
     rows = []
     for relation, sql in EDGES.items():
         for number, component in enumerate(on_cycles(db.execute(sql).fetchall()), start=1):
             rows += [{"relation": relation, "node": n, "cycle": number} for n in component]
-    db["cycle_members"].insert_all(rows, batch_size=1000)
+    db.table("cycle_members").insert_all(rows, batch_size=1000)

@@ -146,7 +146,7 @@ class ArtifactWriter:
         # Bodies are written as they are read, a batch at a time: never all in memory.
         for start in range(0, len(paths), 500):
             batch = [artifact_row(self.sandbox, path) for path in paths[start : start + 500]]
-            target["artifacts"].insert_all(batch, batch_size=500)
+            target.table("artifacts").insert_all(batch, batch_size=500)
 
 
 def _unchanged(sandbox: Sandbox, path: str, size: int, mtime_ns: int, status: str) -> bool:
@@ -269,4 +269,4 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
                 )
     for packet_dir, rel in [k for k in present if k not in keep] + changed:
         db.execute("DELETE FROM handoff_files WHERE packet_dir = ? AND path = ?", [packet_dir, rel])
-    db["handoff_files"].insert_all(fresh, batch_size=500)
+    db.table("handoff_files").insert_all(fresh, batch_size=500)

@@ -267,14 +267,14 @@ class _Build:
                 create_indexes(db)
             resolve_references(db, changed)
             store_cycles(db)
-            db["generated_views"].delete_where()
+            db.table("generated_views").delete_where()
             # Views describe the whole registry, not a chosen few files; they are
             # worked out only for a repository that commits them (to find stale ones).
-            if not files and db["files"].count_where("kind = 'view'"):
+            if not files and db.table("files").count_where("kind = 'view'"):
                 views.store_views(db)
             checks.run_checks(db)
             row = {"key": "settings", "value": json.dumps(self.settings)}
-            db["build_info"].insert(row, replace=True)
+            db.table("build_info").insert(row, replace=True)
             result = _result(db, db_path)
             result.incremental = incremental
             result.reread, result.removed = len(to_read), len(removed)
@@ -298,7 +298,7 @@ def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:
     try:
         if "build_info" not in db.table_names():
             return False
-        row = db["build_info"].get("settings")
+        row = db.table("build_info").get("settings")
         return json.loads(row["value"]) == settings
     except Exception:  # not an index, or a damaged one: build it again in full
         return False
@@ -336,7 +336,7 @@ def _forget(db: sqlite_utils.Database, paths: list[str]) -> None:
 
 def _result(db: sqlite_utils.Database, db_path: Path) -> BuildResult:
     result = BuildResult(db_path=db_path)
-    result.files = db["files"].count
+    result.files = db.table("files").count
     for row in db.query("SELECT record_type, count(*) AS n FROM records GROUP BY record_type"):
         result.records[row["record_type"]] = row["n"]
     # Counted as the check report counts them: files with findings.

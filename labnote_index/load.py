@@ -64,7 +64,7 @@ class Rows:
     def flush(self, db: sqlite_utils.Database) -> None:
         for table, rows in self.tables.items():
             if rows:
-                db[table].insert_all(rows, batch_size=1000)
+                db.table(table).insert_all(rows, batch_size=1000)
         self.tables.clear()
         self.count = 0
 

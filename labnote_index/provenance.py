@@ -99,7 +99,8 @@ def _tree(
             continue
         other, fields = step
         info = nodes.get(other, {})
-        branch = {
+        children: list[dict[str, Any]] = []
+        branch: dict[str, Any] = {
             "node": other,
             "kind": info.get("kind"),
             "label": info.get("label"),
@@ -108,7 +109,7 @@ def _tree(
             "depth": depth,
             "repeated": other in shown,
             "more": 0,
-            "children": [],
+            "children": children,
         }
         out.append(branch)
         if other in shown:
@@ -117,7 +118,7 @@ def _tree(
         if depth >= MAX_DEPTH or len(shown) > MAX_NODES:
             branch["more"] = len(links[other])  # not drawn: follow its own lineage
             continue
-        frames.append((iter(sorted(links[other].items())), branch["children"], depth + 1))
+        frames.append((iter(sorted(links[other].items())), children, depth + 1))
     return top
 
 

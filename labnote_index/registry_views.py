@@ -144,7 +144,7 @@ def current_views(db: sqlite_utils.Database) -> dict[str, str]:
 
 def store_views(db: sqlite_utils.Database) -> None:
     """Record the views the repository should have, for the stale-view check."""
-    db["generated_views"].insert_all(
+    db.table("generated_views").insert_all(
         {"path": path, "sha256": hashlib.sha256(content.encode()).hexdigest(), "content": content}
         for path, content in render_views(db).items()
     )

@@ -96,7 +96,8 @@ def materialize(repo: Path, rev: str, dest: Path) -> None:
     """
     commit = resolve(repo, rev)
     listing = _git(repo, "ls-tree", "-r", "-z", "--full-tree", commit)
-    files, links = [], []
+    files: list[tuple[bytes, list[str], bytes]] = []  # (object id, path parts, mode)
+    links: list[tuple[bytes, list[str], bytes]] = []
     for entry in listing.split(b"\0"):
         meta, _, path = entry.partition(b"\t")
         fields = meta.split(b" ")
@@ -113,30 +114,32 @@ def materialize(repo: Path, rev: str, dest: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
-    assert cat.stdin is not None and cat.stdout is not None
+    questions, answers = cat.stdin, cat.stdout
+    if questions is None or answers is None:  # not so with PIPE; said for the type checker
+        raise RevisionError("git cat-file could not be started")
 
     def ask() -> None:  # a thread: the answers must be read while the questions go out
         try:
             for oid, _, _ in wanted:
-                cat.stdin.write(oid + b"\n")
+                questions.write(oid + b"\n")
         except BrokenPipeError:
             pass
         finally:
-            cat.stdin.close()
+            questions.close()
 
     asker = threading.Thread(target=ask, daemon=True)
     asker.start()
     made: set[Path] = set()
     try:
         for _, parts, mode in wanted:
-            header = cat.stdout.readline().split()
+            header = answers.readline().split()
             if len(header) != 3 or header[1] != b"blob":
                 raise RevisionError(f"git cat-file could not read {'/'.join(parts)}")
-            content = cat.stdout.read(int(header[2]))
-            cat.stdout.read(1)  # the newline after each object
+            content = answers.read(int(header[2]))
+            answers.read(1)  # the newline after each object
             _write_entry(dest, parts, mode, content, made)
     finally:
-        cat.stdout.close()
+        answers.close()
         cat.wait()
         asker.join()
 

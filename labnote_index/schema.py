@@ -112,7 +112,7 @@ FTS_COLUMNS = {
 
 def create_tables(db: sqlite_utils.Database) -> None:
     """Create every table of an empty index, with keys, foreign keys and indexes."""
-    db["files"].create(
+    db.table("files").create(
         {
             "path": str,
             "kind": str,
@@ -124,7 +124,7 @@ def create_tables(db: sqlite_utils.Database) -> None:
         },
         pk="path",
     )
-    db["artifacts"].create(
+    db.table("artifacts").create(
         {
             "path": str,
             "status": str,
@@ -136,14 +136,14 @@ def create_tables(db: sqlite_utils.Database) -> None:
         },
         pk="path",
     )
-    db["build_info"].create({"key": str, "value": str}, pk="key")
+    db.table("build_info").create({"key": str, "value": str}, pk="key")
     # Each record file's JSON exactly as read: the views are made from it,
     # as the reference generator makes them from the parsed files.
-    db["record_json"].create(
+    db.table("record_json").create(
         {"file": str, "json": str}, pk="file", foreign_keys=[("file", "files", "path")]
     )
-    db["generated_views"].create({"path": str, "sha256": str, "content": str}, pk="path")
-    db["records"].create(
+    db.table("generated_views").create({"path": str, "sha256": str, "content": str}, pk="path")
+    db.table("records").create(
         {
             "file": str,
             "record_type": str,
@@ -165,9 +165,9 @@ def create_tables(db: sqlite_utils.Database) -> None:
         columns: dict[str, type] = {"file": str}
         columns.update(column_types(name))
         columns.update({"extra": str, "valid": bool})
-        db[rt.table].create(columns, pk="file", foreign_keys=[("file", "records", "file")])
-        db[rt.table].create_index([rt.id_field])
-    db["refs"].create(
+        db.table(rt.table).create(columns, pk="file", foreign_keys=[("file", "records", "file")])
+        db.table(rt.table).create_index([rt.id_field])
+    db.table("refs").create(
         {
             "id": int,
             "source_file": str,
@@ -181,7 +181,7 @@ def create_tables(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("source_file", "records", "file"), ("target_file", "records", "file")],
     )
-    db["tag_uses"].create(
+    db.table("tag_uses").create(
         {
             "id": int,
             "source_file": str,
@@ -194,7 +194,7 @@ def create_tables(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("source_file", "records", "file"), ("tag_file", "tags", "file")],
     )
-    db["source_refs"].create(
+    db.table("source_refs").create(
         {
             "id": int,
             "source_file": str,
@@ -206,7 +206,7 @@ def create_tables(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("source_file", "records", "file")],
     )
-    db["validation_errors"].create(
+    db.table("validation_errors").create(
         {
             "id": int,
             "file": str,
@@ -219,7 +219,7 @@ def create_tables(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("file", "files", "path")],
     )
-    db["legacy_fields"].create(
+    db.table("legacy_fields").create(
         {
             "id": int,
             "file": str,
@@ -234,7 +234,7 @@ def create_tables(db: sqlite_utils.Database) -> None:
     )
     # Records and packets on a cycle of reply_to, derivative_of or input_packets
     # (cycles.py works them out; the cycle checks read them).
-    db["cycle_members"].create(
+    db.table("cycle_members").create(
         {"relation": str, "node": str, "cycle": int}, pk=("relation", "node")
     )
     _create_handoff_tables(db)
@@ -243,7 +243,7 @@ def create_tables(db: sqlite_utils.Database) -> None:
 
 def _create_handoff_tables(db: sqlite_utils.Database) -> None:
     """Handoff packets keyed by their directory; files and documents relative to it."""
-    db["handoff_packets"].create(
+    db.table("handoff_packets").create(
         {
             "packet_dir": str,
             "manifest": str,
@@ -269,7 +269,7 @@ def _create_handoff_tables(db: sqlite_utils.Database) -> None:
         pk="packet_dir",
         foreign_keys=[("manifest", "files", "path")],
     )
-    db["handoff_files"].create(
+    db.table("handoff_files").create(
         {
             "id": int,
             "packet_dir": str,
@@ -282,7 +282,7 @@ def _create_handoff_tables(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("packet_dir", "handoff_packets", "packet_dir")],
     )
-    db["handoff_documents"].create(
+    db.table("handoff_documents").create(
         {
             "id": int,
             "packet_dir": str,
@@ -297,7 +297,7 @@ def _create_handoff_tables(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("packet_dir", "handoff_packets", "packet_dir")],
     )
-    db["input_packets"].create(
+    db.table("input_packets").create(
         {
             "id": int,
             "consumer": str,
@@ -317,7 +317,7 @@ def _create_handoff_tables(db: sqlite_utils.Database) -> None:
             ("upstream", "handoff_packets", "packet_dir"),
         ],
     )
-    db["packet_locks"].create(
+    db.table("packet_locks").create(
         {
             "lock_file": str,
             "packet_dir": str,
@@ -334,7 +334,7 @@ def _create_handoff_tables(db: sqlite_utils.Database) -> None:
             ("packet_dir", "handoff_packets", "packet_dir"),
         ],
     )
-    db["locked_files"].create(
+    db.table("locked_files").create(
         {
             "id": int,
             "lock_file": str,
@@ -350,44 +350,44 @@ def _create_handoff_tables(db: sqlite_utils.Database) -> None:
 
 def create_indexes(db: sqlite_utils.Database) -> None:
     """Indexes on every join column; built after the bulk load, which is faster."""
-    db["files"].create_index(["kind"])
-    db["files"].create_index(["error"])
-    db["records"].create_index(["record_id", "record_type"])
-    db["records"].create_index(["record_type", "status"])
-    db["records"].create_index(["artifact_path"])
+    db.table("files").create_index(["kind"])
+    db.table("files").create_index(["error"])
+    db.table("records").create_index(["record_id", "record_type"])
+    db.table("records").create_index(["record_type", "status"])
+    db.table("records").create_index(["artifact_path"])
     # (file, field) pairs: checks look up "the reply_to of this message" and
     # "the responses whose source_packet_id is this packet".
-    db["refs"].create_index(["source_file", "field"])
-    db["refs"].create_index(["target_file", "field"])
-    db["refs"].create_index(["target_id"])
-    db["refs"].create_index(["field"])
-    db["tag_uses"].create_index(["source_file"])
-    db["tag_uses"].create_index(["tag_slug"])
-    db["tag_uses"].create_index(["tag_file"])
-    db["source_refs"].create_index(["source_file"])
-    db["validation_errors"].create_index(["file"])
-    db["validation_errors"].create_index(["error_type"])
-    db["legacy_fields"].create_index(["file"])
-    db["handoff_packets"].create_index(["manifest"])
-    db["handoff_packets"].create_index(["role", "milestone"])
-    db["handoff_files"].create_index(["packet_dir", "path"])
-    db["handoff_documents"].create_index(["packet_dir"])
-    db["input_packets"].create_index(["consumer"])
-    db["input_packets"].create_index(["upstream"])
-    db["input_packets"].create_index(["manifest"])
-    db["packet_locks"].create_index(["packet_dir"])
-    db["locked_files"].create_index(["lock_file"])
+    db.table("refs").create_index(["source_file", "field"])
+    db.table("refs").create_index(["target_file", "field"])
+    db.table("refs").create_index(["target_id"])
+    db.table("refs").create_index(["field"])
+    db.table("tag_uses").create_index(["source_file"])
+    db.table("tag_uses").create_index(["tag_slug"])
+    db.table("tag_uses").create_index(["tag_file"])
+    db.table("source_refs").create_index(["source_file"])
+    db.table("validation_errors").create_index(["file"])
+    db.table("validation_errors").create_index(["error_type"])
+    db.table("legacy_fields").create_index(["file"])
+    db.table("handoff_packets").create_index(["manifest"])
+    db.table("handoff_packets").create_index(["role", "milestone"])
+    db.table("handoff_files").create_index(["packet_dir", "path"])
+    db.table("handoff_documents").create_index(["packet_dir"])
+    db.table("input_packets").create_index(["consumer"])
+    db.table("input_packets").create_index(["upstream"])
+    db.table("input_packets").create_index(["manifest"])
+    db.table("packet_locks").create_index(["packet_dir"])
+    db.table("locked_files").create_index(["lock_file"])
     for name, sql in VIEWS.items():
         db.create_view(name, sql, replace=True)
     # Full-text search for Datasette's search box; the triggers keep it in
     # step when an incremental build deletes and re-inserts rows.
     for table, columns in FTS_COLUMNS.items():
-        db[table].enable_fts(columns, create_triggers=True, replace=True)
+        db.table(table).enable_fts(columns, create_triggers=True, replace=True)
 
 
 def _create_format_tables(db: sqlite_utils.Database) -> None:
     """The rules of FORMAT.md as tables, so checks join them instead of repeating them."""
-    db["record_types"].insert_all(
+    db.table("record_types").insert_all(
         (
             {
                 "record_type": rt.name,
@@ -403,7 +403,7 @@ def _create_format_tables(db: sqlite_utils.Database) -> None:
         ),
         pk="record_type",
     )
-    db["status_buckets"].insert_all(
+    db.table("status_buckets").insert_all(
         (
             {"record_type": record_type, "status": status, "bucket": bucket}
             for record_type, buckets in STATUS_BUCKETS.items()
@@ -411,11 +411,11 @@ def _create_format_tables(db: sqlite_utils.Database) -> None:
         ),
         pk=("record_type", "status"),
     )
-    db["handoff_statuses"].insert_all(
+    db.table("handoff_statuses").insert_all(
         ({"status": status, "rank": MANIFEST_STATUS_RANK[status]} for status in MANIFEST_STATUSES),
         pk="status",
     )
-    db["status_transitions"].insert_all(
+    db.table("status_transitions").insert_all(
         (
             {"record_type": record_type, "from_status": before, "to_status": after}
             for record_type, pairs in STATUS_TRANSITIONS.items()
@@ -423,7 +423,7 @@ def _create_format_tables(db: sqlite_utils.Database) -> None:
         ),
         pk=("record_type", "from_status", "to_status"),
     )
-    db["reference_rules"].insert_all(
+    db.table("reference_rules").insert_all(
         (
             {
                 "source_type": rule.source_type,

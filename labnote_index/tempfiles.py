@@ -37,7 +37,7 @@ def owner_alive(pid: int) -> bool:
 
 def remove_abandoned(directory: Path | str) -> list[str]:
     """Remove what dead builds left in ``directory``; the names removed."""
-    removed = []
+    removed: list[str] = []
     try:
         entries = list(os.scandir(directory))
     except OSError:

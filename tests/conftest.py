@@ -143,6 +143,18 @@ def history(tmp_path: Path) -> Repo:
     return Repo(root, tmp_path / "head.db")
 
 
+# Bad record files of every kind, and what the error row says of each.
+BAD_INPUTS = {
+    "malformed": (b'{"record_type": "packet",', "malformed JSON"),
+    "array": (b"[1, 2]", "an array, not an object"),
+    "string": (b'"packet"', "a string, not an object"),
+    "empty": (b"", "file is empty"),
+    "invalid-utf8": (b'{"record_type": "packet", "notes": "\xff\xfe"}', "not valid UTF-8"),
+    "nan": (b'{"record_type": "packet", "schema_version": NaN}', "NaN"),
+    "infinity": (b'{"record_type": "packet", "schema_version": -Infinity}', "Infinity"),
+}
+
+
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from labnote_index.checks import FINDING_KEYS
 from labnote_index.cli import cli
 
-from .conftest import SAMPLE_REPO, Repo, git
+from .conftest import BAD_INPUTS, SAMPLE_REPO, Repo, git
 
 
 def run(*args: str):
@@ -176,8 +176,6 @@ def test_default_database_is_labnote_db_in_current_directory(tmp_path: Path, mon
 
 def test_every_kind_of_bad_input_at_once_exits_zero_without_traceback(repo: Repo, tmp_path: Path):
     import os
-
-    from .test_import import BAD_INPUTS
 
     for name, (content, _) in BAD_INPUTS.items():
         repo.write(f"registry/packets/2025/20250301-bad-{name}.json", content)

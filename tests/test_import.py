@@ -14,7 +14,7 @@ from bench.generate import generate
 from labnote_index.importer import build_index
 from labnote_index.registry_views import render_views
 
-from .conftest import SAMPLE_REPO, Calls, Repo, cli_as, content, findings_of, open_copy
+from .conftest import BAD_INPUTS, SAMPLE_REPO, Calls, Repo, cli_as, content, findings_of, open_copy
 
 
 def json_files(root: Path) -> set[str]:
@@ -200,16 +200,6 @@ def test_invalid_record_keeps_every_readable_field(repo: Repo):
 
 
 # ---- bad input: each a file-named row, the rest indexed, no crash
-
-BAD_INPUTS = {
-    "malformed": (b'{"record_type": "packet",', "malformed JSON"),
-    "array": (b"[1, 2]", "an array, not an object"),
-    "string": (b'"packet"', "a string, not an object"),
-    "empty": (b"", "file is empty"),
-    "invalid-utf8": (b'{"record_type": "packet", "notes": "\xff\xfe"}', "not valid UTF-8"),
-    "nan": (b'{"record_type": "packet", "schema_version": NaN}', "NaN"),
-    "infinity": (b'{"record_type": "packet", "schema_version": -Infinity}', "Infinity"),
-}
 
 
 @pytest.mark.parametrize("name", list(BAD_INPUTS))
