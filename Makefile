@@ -47,9 +47,9 @@ lint: $(INSTALLED)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-## Regenerate the README's check catalogue from the check headers.
+## Regenerate the README's generated parts (check catalogue, command reference) with cog.
 readme: $(INSTALLED)
-	$(BIN)/python -c "from labnote_index.report import update_readme; update_readme('README.md')"
+	$(BIN)/cog -r README.md
 
 clean:
 	rm -rf $(VENV) $(DEMO_DB) *.egg-info .pytest_cache .ruff_cache

@@ -143,7 +143,10 @@ def _run_build(
     return result
 
 
-@click.group(cls=LabnoteGroup, context_settings={"help_option_names": ["-h", "--help"]})
+CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
+
+
+@click.group(cls=LabnoteGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(package_name="labnote-index")
 def cli() -> None:
     """Index a LabNote repository into SQLite, check it with SQL, publish it with Datasette.
@@ -170,8 +173,9 @@ def build(
     Without FILES every record under registry/ and every handoff manifest and
     packet lock is indexed; with FILES (paths relative to REPO) exactly those.
     Bad files are indexed as far as they can be read and reported by 'check':
-    build itself exits 0 unless REPO cannot be read or the index cannot be
-    written (exit 2).
+    build itself exits 0 unless REPO cannot be read, --db names something that
+    is not a labnote index, or the index cannot be written (exit 2); 130 when
+    interrupted, the previous index left as it was.
     The database is replaced only once the new index is complete. On an
     existing index of the same repository only files whose size or
     modification time changed are read again (--full reads everything).
@@ -433,3 +437,14 @@ def diff_command(repo: Path, base: str, head: str | None, db_path: Path, fmt: st
         click.echo(json.dumps(rows, indent=2))
     else:
         click.echo(report.diff_text(rows))
+
+
+def help_text(name: str | None = None, width: int = 88) -> str:
+    """The --help of a command (of the whole CLI for None), at a fixed width: the
+    README's command reference is made from it (cog), so the two cannot drift."""
+    settings = {"terminal_width": width, "max_content_width": width, **CONTEXT_SETTINGS}
+    top = click.Context(cli, info_name="labnote-index", **settings)
+    if name is None:
+        return cli.get_help(top)
+    command = cli.commands[name]
+    return command.get_help(click.Context(command, info_name=name, parent=top, **settings))

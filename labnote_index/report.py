@@ -151,38 +151,12 @@ def rows_csv(rows: Iterable[dict[str, Any]], keys: tuple[str, ...]) -> str:
 
 
 def catalogue_markdown(checks: list[Check]) -> str:
-    """The check catalogue as a Markdown table (the README embeds this output)."""
+    """The check catalogue as a Markdown table (the README embeds this output, by cog)."""
     lines = ["| check | severity | protects | repair |", "| --- | --- | --- | --- |"]
     for c in checks:
         cells = [f"`{c.id}`", c.severity, c.protects, c.repair]
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(lines)
-
-
-# README sections generated from the check headers: marker name -> catalogue.
-README_CATALOGUES = {"catalogue": "checks", "transitions": "checks/transitions"}
-
-
-def readme_section(text: str, marker: str) -> str:
-    start, end = f"<!-- {marker}:start -->\n", f"<!-- {marker}:end -->"
-    return text.split(start, 1)[1].split(end, 1)[0].removesuffix("\n")
-
-
-def update_readme(path: str) -> None:
-    """Rewrite the generated catalogue tables of the README in place."""
-    from pathlib import Path
-
-    from .checks import load_checks
-
-    readme = Path(path)
-    text = readme.read_text(encoding="utf-8")
-    for marker, catalogue in README_CATALOGUES.items():
-        start, end = f"<!-- {marker}:start -->\n", f"<!-- {marker}:end -->"
-        head, rest = text.split(start, 1)
-        tail = rest.split(end, 1)[1]
-        table = catalogue_markdown(load_checks(catalogue))
-        text = f"{head}{start}{table}\n{end}{tail}"
-    readme.write_text(text, encoding="utf-8")
 
 
 def lineage_text(tree: dict[str, Any]) -> str:

@@ -396,14 +396,6 @@ def test_checks_can_be_rerun_on_an_existing_index(tmp_path: Path):
     assert run_checks(db) == len(first)
 
 
-def test_readme_catalogues_are_generated_from_check_headers():
-    from labnote_index.report import README_CATALOGUES, catalogue_markdown, readme_section
-
-    readme = (SAMPLE_REPO.parent / "README.md").read_text()
-    for marker, catalogue in README_CATALOGUES.items():
-        assert readme_section(readme, marker) == catalogue_markdown(load_checks(catalogue))
-
-
 def test_clean_repository_of_a_few_thousand_records_has_no_findings(tmp_path: Path):
     from bench.generate import generate
     from labnote_index.importer import build_index

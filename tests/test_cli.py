@@ -298,3 +298,20 @@ def test_no_db_leaves_nothing_behind(tmp_path: Path, monkeypatch):
     result = run("check", SAMPLE_REPO, "--no-db", "--format", "json")
     assert result.exit_code == 1 and len(json.loads(result.stdout)) == 8
     assert list(tmp_path.iterdir()) == []
+
+
+def test_readme_generated_parts_are_current():
+    # The command reference and the check catalogues are made from the code by cog.
+    from cogapp import Cog
+
+    assert Cog().main(["cog", "--check", str(SAMPLE_REPO.parent / "README.md")]) == 0
+
+
+def test_every_option_of_every_command_is_in_the_readme():
+    readme = (SAMPLE_REPO.parent / "README.md").read_text()
+    for name, command in cli.commands.items():
+        assert f"labnote-index {name}" in readme
+        for param in command.params:
+            for opt in getattr(param, "opts", []):
+                if opt.startswith("--"):
+                    assert opt in readme, f"{name} {opt}"
