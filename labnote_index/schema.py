@@ -19,6 +19,7 @@ from .formats import (
     REFERENCE_RULES,
     STATUS_BUCKETS,
     STATUS_TRANSITIONS,
+    VALIDATION_CHECKS,
 )
 from .models import column_types
 
@@ -41,6 +42,15 @@ VIEWS = {
                'handoff_manifest'
         FROM input_packets i JOIN handoff_packets p ON p.packet_dir = i.consumer
         WHERE i.upstream IS NULL
+    """,
+    # Each validation problem with the check that reports it (validation_checks).
+    "validation_problems": """
+        SELECT v.*, coalesce(c.check_id, CASE v.family WHEN 'handoff' THEN 'handoff_schema' END)
+                    AS check_id
+        FROM (SELECT *, CASE WHEN record_type IN ('handoff_manifest', 'packet_lock')
+                             THEN 'handoff' ELSE 'record' END AS family
+              FROM validation_errors) v
+        LEFT JOIN validation_checks c ON c.error_type = v.error_type AND c.family = v.family
     """,
     "derivations": """
         SELECT id, source_file, source_type, source_id, position,
@@ -422,6 +432,13 @@ def _create_format_tables(db: sqlite_utils.Database) -> None:
             for before, after in pairs
         ),
         pk=("record_type", "from_status", "to_status"),
+    )
+    db.table("validation_checks").insert_all(
+        (
+            {"error_type": error_type, "family": family, "check_id": check_id}
+            for (error_type, family), check_id in VALIDATION_CHECKS.items()
+        ),
+        pk=("error_type", "family"),
     )
     db.table("reference_rules").insert_all(
         (

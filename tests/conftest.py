@@ -233,3 +233,10 @@ def write_keys(target: sqlite_utils.Database, items: Sequence[str], advance: obj
         if item == "die":
             os._exit(3)  # as if killed
     target["build_info"].insert_all({"key": item, "value": os.getpid()} for item in items)
+
+
+def assert_every_problem_is_a_finding(db: sqlite_utils.Database) -> None:
+    """Every validation_errors row is reported by some check (validation_checks)."""
+    problems = {(r["file"], r["field"], r["message"]) for r in db["validation_errors"].rows}
+    found = {(r["file"], r["field"], r["message"]) for r in db["findings"].rows}
+    assert problems <= found, problems - found

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlite_utils
 from click.testing import CliRunner
 
 from labnote_index.cli import cli
 from labnote_index.formats import RECORD_TYPES
 
-from .conftest import CONFORMANCE, SHARED, needs_shared
+from .conftest import CONFORMANCE, SHARED, assert_every_problem_is_a_finding, needs_shared
 
 OWN_CASES = json.loads((CONFORMANCE / "cases.json").read_text())["cases"]
 
@@ -29,6 +30,7 @@ def run_case(root: Path, case: dict[str, Any], db: Path) -> None:
         args.append("--enforce-layout")
     result = CliRunner().invoke(cli, args + case["files"])
     found = json.loads(result.stdout)
+    assert_every_problem_is_a_finding(sqlite_utils.Database(db))
     errors = [f for f in found if f["severity"] == "error"]
     if case["expect"] == "no_errors":
         assert errors == [] and result.exit_code == 0, found

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from labnote_index.cli import cli
 
-from .conftest import Repo, findings_of, needs_shared
+from .conftest import Repo, assert_every_problem_is_a_finding, findings_of, needs_shared
 
 CHAIN = ["researcher", "product-prd", "architect", "implementer"]
 
@@ -178,3 +178,14 @@ def test_lineage_of_an_unknown_name_is_a_usage_error(repo: Repo):
     result = lineage(repo.db_path, "20990101-nobody-nothing")
     assert result.exit_code == 2
     assert "no record ID" in result.output
+
+
+def test_each_manifest_problem_is_reported_once_by_the_check_that_owns_it(repo: Repo):
+    manifest = packet_dir("architect") + "/handoff.manifest.json"
+    data = repo.load(manifest)
+    del data["summary"]
+    repo.write(manifest, b"\xef\xbb\xbf" + json.dumps(data).encode())
+    db = repo.index()
+    assert_every_problem_is_a_finding(db)
+    mine = [(f["check"], f["field"]) for f in findings_of(db) if f["file"] == manifest]
+    assert sorted(mine) == [("handoff_schema", "summary"), ("json_strict", "")]

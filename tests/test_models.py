@@ -100,3 +100,19 @@ def test_provenance_rules_apply_even_when_other_fields_are_broken():
 def test_message_with_group_only_is_addressed():
     data = load(VALID / "message" / "record.json") | {"to_visitor_id": None, "to_group": "ops"}
     assert validate("message", data) == []
+
+
+def test_status_vocabularies_of_the_models_and_the_rules_agree():
+    from typing import get_args
+
+    from labnote_index.formats import STATUS_BUCKETS, STATUS_TRANSITIONS
+    from labnote_index.models import MODELS
+
+    for name, model in MODELS.items():
+        if "status" not in model.model_fields:
+            continue
+        vocabulary = set(get_args(model.model_fields["status"].annotation))
+        moves = {status for pair in STATUS_TRANSITIONS.get(name, []) for status in pair}
+        assert moves == vocabulary, name
+        if name in STATUS_BUCKETS:
+            assert set(STATUS_BUCKETS[name]) == vocabulary, name

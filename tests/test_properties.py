@@ -24,7 +24,7 @@ from labnote_index.cycles import on_cycles
 from labnote_index.formats import RECORD_TYPES
 from labnote_index.importer import build_index
 
-from .conftest import CONFORMANCE
+from .conftest import CONFORMANCE, assert_every_problem_is_a_finding
 
 settings.register_profile(
     "default", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -81,8 +81,10 @@ def test_random_values_in_any_field_never_escape_as_exceptions(
         assert result.exception is None or isinstance(result.exception, SystemExit), result.output
         assert result.exit_code in CHECK_EXITS, result.output
         json.loads(result.stdout)
-        files = {r["path"] for r in sqlite_utils.Database(Path(tmp) / "i.db")["files"].rows}
+        db = sqlite_utils.Database(Path(tmp) / "i.db")
+        files = {r["path"] for r in db["files"].rows}
         assert {f"registry/{RECORD_TYPES[n].directory}/{n}.json" for n in records} <= files
+        assert_every_problem_is_a_finding(db)
 
 
 names = st.sampled_from(["a", "b.json", "C.JSON", "x.md", ".hidden", "registry", "packet-v001"])

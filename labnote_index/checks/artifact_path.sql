@@ -3,8 +3,8 @@
 -- protects: every path field is a safe repository-relative path to an existing file inside the repository (symlinks resolved)
 -- repair: correct the path, add the missing artifact, or replace a symlink that leads outside with the file itself
 SELECT record_type, record_id, file, field, message
-FROM validation_errors
-WHERE error_type = 'unsafe_path'
+FROM validation_problems
+WHERE check_id = 'artifact_path'
 UNION ALL
 SELECT r.record_type, r.record_id, r.file, r.artifact_field AS field,
        r.artifact_field || ' must name an existing file inside the repository: ' || a.path

@@ -3,5 +3,5 @@
 -- protects: handoff manifests and packet locks carry every field of packet-schema.md with the right type (handoff_to or return_to; unknown fields are kept, never rejected)
 -- repair: add the missing field or fix its type, following docs/workflow packet-schema.md
 SELECT 'handoff_packet' AS record_type, record_id, file, field, message
-FROM validation_errors
-WHERE record_type IN ('handoff_manifest', 'packet_lock') AND error_type != 'handoff_status'
+FROM validation_problems
+WHERE check_id = 'handoff_schema'

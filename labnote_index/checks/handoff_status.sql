@@ -3,5 +3,5 @@
 -- protects: manifests use the status vocabulary draft, blocked, ready_for_next_role, superseded (accepted is not a manifest status)
 -- repair: use one of the four statuses; record downstream acceptance in the consumer's input_packets as accepted_as_input
 SELECT 'handoff_packet' AS record_type, record_id, file, field, message
-FROM validation_errors
-WHERE record_type IN ('handoff_manifest', 'packet_lock') AND error_type = 'handoff_status'
+FROM validation_problems
+WHERE check_id = 'handoff_status'

@@ -3,8 +3,8 @@
 -- protects: packet, response, message, notification and visit IDs follow YYYYMMDD-<creator-slug>-<short-topic>, and a visit ID is <packet_id>-visit
 -- repair: rename the record (ID field and file name) to the grammar
 SELECT record_type, record_id, file, field, message
-FROM validation_errors
-WHERE error_type = 'id_grammar'
+FROM validation_problems
+WHERE check_id = 'id_grammar'
 UNION ALL
 SELECT record_type, record_id, file, 'visit_id',
        'visit_id must be <packet_id>-visit, got ' || quote(record_id)

@@ -3,5 +3,5 @@
 -- protects: every message is addressed to a visitor, a group, or both
 -- repair: set to_visitor_id, to_group, or both
 SELECT record_type, record_id, file, field, message
-FROM validation_errors
-WHERE error_type = 'message_recipient'
+FROM validation_problems
+WHERE check_id = 'message_recipient'

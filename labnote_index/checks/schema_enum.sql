@@ -3,6 +3,5 @@
 -- protects: statuses, origins, coverage and acceptance basis use the contract vocabulary
 -- repair: use one of the values the message lists
 SELECT record_type, record_id, file, field, message
-FROM validation_errors
-WHERE error_type = 'enum'
-  AND record_type IN (SELECT record_type FROM record_types)
+FROM validation_problems
+WHERE check_id = 'schema_enum'

@@ -3,6 +3,5 @@
 -- protects: every field the Registry Contract requires is present (null where the schema allows it)
 -- repair: add the missing field; use null or an empty string/array where the value is unknown and the schema allows it
 SELECT record_type, record_id, file, field, message
-FROM validation_errors
-WHERE error_type = 'missing'
-  AND record_type IN (SELECT record_type FROM record_types)
+FROM validation_problems
+WHERE check_id = 'schema_required'

@@ -3,6 +3,5 @@
 -- protects: each field has the JSON type the schema gives it (booleans are true/false, lists are arrays, required strings are not empty)
 -- repair: write the value with the type the schema names
 SELECT record_type, record_id, file, field, message
-FROM validation_errors
-WHERE error_type IN ('type', 'empty_value', 'duplicate_item')
-  AND record_type IN (SELECT record_type FROM record_types)
+FROM validation_problems
+WHERE check_id = 'schema_type'

@@ -3,6 +3,5 @@
 -- protects: records carry only contract fields (additionalProperties is false)
 -- repair: remove the field, or move its content into the artifact or notes
 SELECT record_type, record_id, file, field, message
-FROM validation_errors
-WHERE error_type = 'extra_forbidden'
-  AND record_type IN (SELECT record_type FROM record_types)
+FROM validation_problems
+WHERE check_id = 'schema_unknown_field'
