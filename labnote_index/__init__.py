@@ -32,8 +32,8 @@ from .api import (
     views,
     write_views,
 )
+from .build import BuildResult, IndexWriteError, NoIndex, NotAnIndex, RepositoryError
 from .errors import LabnoteError
-from .importer import BuildResult, IndexWriteError, NoIndex, NotAnIndex, RepositoryError
 from .parallel import WorkerError
 from .progress import Progress
 from .provenance import NodeNotFound

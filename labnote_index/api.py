@@ -15,18 +15,18 @@ from typing import Any
 
 import sqlite_utils
 
-from . import checks as catalogue_
+from . import catalogue as catalogue_
 from . import provenance as lineage_
 from . import registry_views as views_
 from . import revisions
-from .errors import LabnoteError
-from .importer import (
+from .build import (
     BuildResult,
     build_index,
     check_index_path,
     index_damage,
     indexed_repository,
 )
+from .errors import LabnoteError
 from .progress import Progress
 from .tempfiles import temporary_directory
 

@@ -12,8 +12,8 @@ from typing import Any
 import click
 
 from . import api, report
+from .build import BuildResult, NoIndex
 from .errors import LabnoteError
-from .importer import BuildResult, NoIndex
 from .progress import Progress
 from .text import shown
 

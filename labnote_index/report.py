@@ -11,7 +11,7 @@ from itertools import groupby
 from typing import Any
 from urllib.parse import quote
 
-from .checks import FINDING_KEYS, Check
+from .catalogue import FINDING_KEYS, Check
 from .provenance import branches_in_order
 from .text import findings_phrase, plural, shown
 

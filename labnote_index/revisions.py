@@ -24,9 +24,9 @@ from typing import Any
 
 import sqlite_utils
 
-from . import checks
+from . import catalogue as checks
+from .build import build_index
 from .errors import LabnoteError
-from .importer import build_index
 from .tempfiles import temporary_directory
 
 

@@ -12,7 +12,7 @@ import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
-from labnote_index.checks import FINDING_KEYS
+from labnote_index.catalogue import FINDING_KEYS
 from labnote_index.cli import cli
 
 from .conftest import BAD_INPUTS, SAMPLE_REPO, Repo, git
@@ -249,7 +249,7 @@ def test_build_summary_and_check_report_count_the_same_way(tmp_path: Path):
 
 
 def test_checks_lists_the_transition_checks_too():
-    from labnote_index.checks import load_checks
+    from labnote_index.catalogue import load_checks
 
     listed = run("checks").stdout
     for c in load_checks("checks/transitions"):

@@ -22,8 +22,8 @@ import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
+from labnote_index.build import build_index
 from labnote_index.cli import cli
-from labnote_index.importer import build_index
 from labnote_index.parse import MAX_DEPTH
 
 from .conftest import ROOT, SAMPLE_REPO, Calls, Repo, cli_as, findings_of, open_copy

@@ -11,8 +11,8 @@ import sqlite_utils
 from click.testing import CliRunner
 
 from labnote_index import parallel
+from labnote_index.build import build_index
 from labnote_index.cli import cli
-from labnote_index.importer import build_index
 from labnote_index.schema import FTS_COLUMNS, create_tables
 
 from .conftest import Calls, Repo, content, write_keys

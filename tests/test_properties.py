@@ -19,10 +19,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from labnote_index.build import build_index
 from labnote_index.cli import cli
 from labnote_index.cycles import on_cycles
 from labnote_index.formats import RECORD_TYPES
-from labnote_index.importer import build_index
 
 from .conftest import CONFORMANCE, assert_every_problem_is_a_finding
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from labnote_index.checks import load_checks
+from labnote_index.catalogue import load_checks
 from labnote_index.cli import cli
 
 from .conftest import SAMPLE_REPO, Repo, git

@@ -27,7 +27,7 @@ from typing import Any
 
 import sqlite_utils
 
-from . import checks
+from . import catalogue as checks
 from . import registry_views as views
 from .cycles import store_cycles
 from .discover import (
@@ -41,9 +41,9 @@ from .discover import (
 from .disk import Sandbox, lstat_key, refresh_artifacts, refresh_packet_files
 from .errors import LabnoteError
 from .formats import RECORD_TYPES
-from .load import FileLoader
 from .parallel import default_jobs, run_sharded, start_workers_early
 from .progress import SILENT, Progress
+from .rows import FileLoader
 from .schema import create_indexes, create_tables, delete_in, resolve_references
 from .tempfiles import remove_abandoned, temp_name
 from .text import findings_phrase, plural
