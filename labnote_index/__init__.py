@@ -32,8 +32,9 @@ from .api import (
     views,
     write_views,
 )
-from .build import BuildResult, IndexWriteError, NoIndex, NotAnIndex, RepositoryError
+from .build import BuildResult, IndexWriteError, RepositoryError
 from .errors import LabnoteError
+from .index_file import NoIndex, NotAnIndex
 from .parallel import WorkerError
 from .progress import Progress
 from .provenance import NodeNotFound

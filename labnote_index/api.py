@@ -19,14 +19,9 @@ from . import catalogue as catalogue_
 from . import provenance as lineage_
 from . import registry_views as views_
 from . import revisions
-from .build import (
-    BuildResult,
-    build_index,
-    check_index_path,
-    index_damage,
-    indexed_repository,
-)
+from .build import BuildResult, build_index
 from .errors import LabnoteError
+from .index_file import check_index_path, index_damage, indexed_repository
 from .progress import Progress
 from .tempfiles import temporary_directory
 

@@ -41,6 +41,7 @@ from .discover import (
 from .disk import Sandbox, lstat_key, refresh_artifacts, refresh_packet_files
 from .errors import LabnoteError
 from .formats import RECORD_TYPES
+from .index_file import APPLICATION_ID, check_index_path
 from .parallel import default_jobs, run_sharded, start_workers_early
 from .progress import SILENT, Progress
 from .rows import FileLoader
@@ -50,10 +51,6 @@ from .text import findings_phrase, plural
 
 # Bump when the tables change: an index of another format is rebuilt in full.
 INDEX_FORMAT = 4
-# Written into the SQLite header (PRAGMA application_id): a file is recognised as
-# a labnote index from its first 100 bytes, even when a page further on is damaged.
-APPLICATION_ID = 0x4C4E4958  # "LNIX"
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 # Tables holding rows made from one file, and the column naming that file
@@ -109,81 +106,8 @@ class RepositoryError(LabnoteError):
     """The repository itself cannot be read (not a directory)."""
 
 
-class NotAnIndex(LabnoteError):
-    """A path that is not a labnote index: never read as one, never replaced."""
-
-
-class NoIndex(NotAnIndex):
-    """Nothing at all where an index should be."""
-
-
 class IndexWriteError(LabnoteError):
     """The index could not be written (its directory, the disk)."""
-
-
-def is_labnote_index(path: Path) -> bool:
-    """Whether a regular file is a labnote index: our application_id in its SQLite
-    header, or (an index made before there was one) our build_info table."""
-    try:
-        with open(path, "rb") as handle:
-            header = handle.read(100)
-    except OSError:
-        return False
-    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
-        return False
-    if int.from_bytes(header[68:72], "big") == APPLICATION_ID:
-        return True
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            row = conn.execute("SELECT value FROM build_info WHERE key = 'settings'").fetchone()
-        finally:
-            conn.close()
-        return row is not None and "format" in json.loads(row[0])
-    except (sqlite3.Error, ValueError, TypeError):
-        return False
-
-
-def index_damage(db_path: Path) -> str | None:
-    """What SQLite's quick check finds wrong with an index (None: nothing).
-    It reads every page once: worth it before serving, not before every query."""
-    try:
-        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-        try:
-            row = conn.execute("PRAGMA quick_check(1)").fetchone()
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError as exc:
-        return str(exc)
-    return None if row and row[0] == "ok" else str(row[0] if row else "unreadable")
-
-
-def check_index_path(db_path: Path, *, must_exist: bool = False) -> bool:
-    """Whether ``db_path`` holds a labnote index (False: nothing, or an empty file).
-
-    Raises NotAnIndex for anything else: a symlink, a FIFO, a device, a
-    directory, a file that is not a labnote index. A build never replaces it.
-    """
-    try:
-        st = os.lstat(db_path)
-    except (FileNotFoundError, NotADirectoryError):
-        if must_exist:
-            raise NoIndex(f"no index at {db_path}") from None
-        return False
-    except OSError as exc:
-        raise NotAnIndex(f"{db_path} cannot be examined ({exc.strerror})") from exc
-    if stat.S_ISLNK(st.st_mode):
-        raise NotAnIndex(f"{db_path} is a symlink: give the index file itself as --db")
-    if not stat.S_ISREG(st.st_mode):
-        raise NotAnIndex(f"{db_path} is not a regular file: give another --db")
-    if st.st_size == 0 and not must_exist:
-        return False
-    if not is_labnote_index(db_path):
-        raise NotAnIndex(
-            f"{db_path} is not a labnote index (it could be something of yours): "
-            "give another --db, or remove it yourself"
-        )
-    return True
 
 
 def build_index(
@@ -279,15 +203,6 @@ class _Build:
             result.incremental = incremental
             result.reread, result.removed = len(to_read), len(removed)
             return result
-
-
-def indexed_repository(db: sqlite_utils.Database) -> Path | None:
-    """The repository an index was built from, as its build recorded it."""
-    try:
-        row = db.execute("SELECT value FROM build_info WHERE key = 'settings'").fetchone()
-        return Path(json.loads(row[0])["repo"]) if row else None
-    except (sqlite3.Error, ValueError, KeyError, TypeError):
-        return None
 
 
 def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:

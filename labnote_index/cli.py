@@ -12,8 +12,9 @@ from typing import Any
 import click
 
 from . import api, report
-from .build import BuildResult, NoIndex
+from .build import BuildResult
 from .errors import LabnoteError
+from .index_file import NoIndex
 from .progress import Progress
 from .text import shown
 

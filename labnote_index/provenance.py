@@ -14,8 +14,8 @@ from typing import Any
 
 import sqlite_utils
 
-from .build import indexed_repository
 from .errors import LabnoteError
+from .index_file import indexed_repository
 
 DIRECTIONS = ("up", "down", "both")
 # How much of a lineage is drawn: deep and wide enough for any real provenance,
