@@ -30,19 +30,13 @@ import sqlite_utils
 from . import catalogue as checks
 from . import registry_views as views
 from .cycles import store_cycles
-from .discover import (
-    DiscoveredFile,
-    classify,
-    discover,
-    displayable,
-    named_files,
-    parent_dir,
-)
-from .disk import Sandbox, lstat_key, refresh_artifacts, refresh_packet_files
+from .discover import DiscoveredFile, classify, discover, named_files
 from .errors import LabnoteError
+from .files import refresh_artifacts, refresh_packet_files
 from .formats import RECORD_TYPES
 from .index_file import APPLICATION_ID, check_index_path
 from .parallel import default_jobs, run_sharded, start_workers_early
+from .paths import Sandbox, displayable, lstat_key, parent_dir
 from .progress import SILENT, Progress
 from .rows import FileLoader
 from .schema import create_indexes, create_tables, delete_in, resolve_references
@@ -236,8 +230,8 @@ def _changes(
     for item in found:
         before = stored.pop(item.path, None)
         key = item.stat or lstat_key(sandbox.root / item.path)
-        if before is None or key is None or key[2] or before != (item.kind, key[0], key[1]):
-            to_read.append(item)
+        if key is None or key.is_link or before != (item.kind, key.size, key.mtime_ns):
+            to_read.append(item)  # new (nothing stored), changed, gone, or a symlink
     return to_read, list(stored)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .formats import GENERATED_VIEWS, HANDOFF_MANIFEST, PACKET_LOCK
+from .paths import FileStat
 
 REGISTRY = "registry"
 # The kind of a directory that could not be listed.
@@ -27,30 +28,7 @@ class DiscoveredFile(NamedTuple):  # a tuple: one is made for every file, every 
     path: str  # repository-relative, "/"-separated
     kind: str  # record, schema, readme, view, placeholder, stray, handoff_manifest,
     # packet_lock, UNLISTED or SYMLINKED_DIRECTORY
-    # (size, mtime_ns, is a symlink) of the path itself, when the walk saw it
-    stat: tuple[int, int, bool] | None = None
-
-
-def parent_dir(path: str) -> str:
-    """The directory of a repository-relative path ("" at the root)."""
-    return path.rsplit("/", 1)[0] if "/" in path else ""
-
-
-def storable(path: str) -> bool:
-    """Whether a path is text SQLite can store: a file name that is not UTF-8
-    reaches Python with surrogate escapes in it."""
-    if path.isascii():
-        return True
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def displayable(path: str) -> str:
-    """A path as text that can be stored and shown: bytes that are not UTF-8 as \\xNN."""
-    return path if storable(path) else os.fsencode(path).decode("utf-8", "backslashreplace")
+    stat: FileStat | None = None  # of the path itself, when the walk saw it
 
 
 def classify(path: str) -> str:
@@ -128,7 +106,7 @@ def discover(repo: Path, entered: Callable[[str], None] | None = None) -> Iterat
                 if listed:
                     try:
                         st = entry.stat(follow_symlinks=False)
-                        key = (st.st_size, st.st_mtime_ns, is_link)
+                        key = FileStat(st.st_size, st.st_mtime_ns, is_link)
                     except OSError:  # gone since the listing: the loader says so
                         key = None
                     kind = SYMLINKED_DIRECTORY if is_link and _is_dir(entry.path) else classify(rel)

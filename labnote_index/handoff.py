@@ -15,10 +15,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from .discover import parent_dir
 from .formats import MANIFEST_STATUSES
 from .models import Problem, problem_from_error
 from .parse import as_text
+from .paths import parent_dir
 
 
 def _status(value: str) -> str:

@@ -51,7 +51,7 @@ MIN_PART = 2000
 MAX_JOBS = 4
 CHUNKS_PER_JOB = 3
 # Modules the worker server imports once, so that each worker starts ready.
-PRELOAD = ["labnote_index.rows", "labnote_index.disk"]
+PRELOAD = ["labnote_index.rows", "labnote_index.files"]
 
 
 class WorkerError(LabnoteError):

@@ -15,15 +15,7 @@ from typing import Any
 import sqlite_utils
 
 from . import handoff
-from .discover import (
-    SYMLINKED_DIRECTORY,
-    UNLISTED,
-    DiscoveredFile,
-    displayable,
-    parent_dir,
-    storable,
-)
-from .disk import Sandbox, lstat_key
+from .discover import SYMLINKED_DIRECTORY, UNLISTED, DiscoveredFile
 from .formats import (
     LEGACY_FIELDS,
     PROVENANCE_TYPES,
@@ -36,6 +28,7 @@ from .formats import (
 )
 from .models import MODELS, validate
 from .parse import ParsedFile, as_text, hash_file, read_error, read_record_file
+from .paths import FileStat, Sandbox, displayable, lstat_key, parent_dir, storable
 
 # Per record type, worked out once: its columns, and its reference fields with
 # whether each holds a list of IDs (derivative_of names two target types).
@@ -106,7 +99,7 @@ class FileLoader:
         full = self.sandbox.path(path)
         key = None if _outside(path) else found.stat or lstat_key(full)
         if key is not None:
-            file_row["size"], file_row["mtime_ns"] = key[0], key[1]
+            file_row["size"], file_row["mtime_ns"] = key.size, key.mtime_ns
         problem = self._unreadable(path, found.kind, full, key)
         if problem:
             file_row["error"] = problem
@@ -146,9 +139,7 @@ class FileLoader:
                     rows.add(table, row)
         self._add_problems(path, kind, packet_dir, problems, rows)
 
-    def _unreadable(
-        self, path: str, kind: str, full: str, key: tuple[int, int, bool] | None
-    ) -> str | None:
+    def _unreadable(self, path: str, kind: str, full: str, key: FileStat | None) -> str | None:
         """Why a discovered path must not be read, if it must not."""
         if _outside(path):
             return "path is outside the repository: name files relative to the repository root"
@@ -165,8 +156,8 @@ class FileLoader:
                 f"a symlink to a directory (to {target}): not followed, so nothing in it is "
                 "indexed; put the directory itself here"
             )
-        if not self.sandbox.inside(path, key[2]):
-            target = os.readlink(full) if key[2] else "a directory outside"
+        if not self.sandbox.inside(path, key.is_link):
+            target = os.readlink(full) if key.is_link else "a directory outside"
             return f"symlink points outside the repository (to {target}); it was not read"
         if not os.path.isfile(full):
             if kind == UNLISTED:
@@ -179,7 +170,9 @@ class FileLoader:
             if not os.path.lexists(full):  # gone since it was listed
                 return read_error(FileNotFoundError())
             return (
-                "dangling symlink" if key[2] and not os.path.exists(full) else "not a regular file"
+                "dangling symlink"
+                if key.is_link and not os.path.exists(full)
+                else "not a regular file"
             )
         return None
 

@@ -16,7 +16,7 @@ from datasette.utils.asgi import NotFound, Response
 from markupsafe import Markup
 
 from .. import provenance
-from ..discover import parent_dir
+from ..paths import parent_dir
 from ..schema import RECORD_TABLES
 from .graph import GraphvizMissing, lineage_svg
 

@@ -1,4 +1,4 @@
-"""Facts the index takes from disk besides the records: artifacts and packet files.
+"""Files the index takes in besides the records: artifacts and packet files.
 
 Both are refreshed the same way on a full and an incremental build: a file
 whose size and modification time are as stored keeps its row; anything else
@@ -9,18 +9,16 @@ target lies outside is reported, not read.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
-from .discover import displayable, parent_dir
 from .models import SAFE_PATH_RE
 from .parallel import run_sharded
 from .parse import NotRegularFile, hash_file, read_error
+from .paths import Sandbox, displayable, lstat_key, parent_dir
 from .schema import delete_in
 
 # Artifact bodies above this size are accounted for (size, hash) but not stored.
@@ -28,53 +26,6 @@ MAX_ARTIFACT_BODY = 1024 * 1024
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
 # An artifact that could not be read, by why.
 ARTIFACT_STATUS = {FileNotFoundError: "missing", NotRegularFile: "not_a_file"}
-
-
-class Sandbox:
-    """The repository root, with the real path of each directory looked up once."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = Path(os.path.realpath(root))
-        self.prefix = str(self.root) + os.sep
-        self._dirs: dict[str, bool] = {}
-
-    def path(self, rel: str) -> str:
-        """The absolute path of a repository-relative path (a string: this is hot)."""
-        return self.prefix + rel
-
-    def dir_inside(self, rel_dir: str) -> bool:
-        """Whether a repository directory, symlinks resolved, is inside (asked once each)."""
-        if rel_dir not in self._dirs:
-            real = Path(os.path.realpath(self.root / rel_dir))
-            self._dirs[rel_dir] = real == self.root or self.root in real.parents
-        return self._dirs[rel_dir]
-
-    def entered(self, rel_dir: str) -> None:
-        """A directory the walk entered without following a symlink: inside, with no
-        need to resolve it (a realpath costs a stat a path component)."""
-        self._dirs[rel_dir] = True
-
-    def inside(self, rel: str, is_link: bool | None = None) -> bool:
-        """Whether ``rel`` (a repository-relative path), symlinks resolved, stays inside.
-
-        ``is_link`` says whether the path itself is a symlink, when the caller
-        has looked already.
-        """
-        if not self.dir_inside(parent_dir(rel)):
-            return False
-        full = self.path(rel)
-        if os.path.islink(full) if is_link is None else is_link:
-            return os.path.realpath(full).startswith(self.prefix)
-        return True
-
-
-def lstat_key(path: Path | str) -> tuple[int, int, bool] | None:
-    """(size, mtime_ns, is a symlink) of the path itself, or None when nothing is there."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    return st.st_size, st.st_mtime_ns, stat.S_ISLNK(st.st_mode)
 
 
 def artifact_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
@@ -88,8 +39,8 @@ def artifact_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
     if key is None:
         row["status"] = "missing"
         return row
-    row["size"], row["mtime_ns"] = key[0], key[1]
-    if not sandbox.inside(path, key[2]):
+    row["size"], row["mtime_ns"] = key.size, key.mtime_ns
+    if not sandbox.inside(path, key.is_link):
         row["status"] = "escapes"
         return row
     keep = MAX_ARTIFACT_BODY if path.endswith(TEXT_SUFFIXES) else 0
@@ -157,10 +108,10 @@ def _unchanged(sandbox: Sandbox, path: str, size: int, mtime_ns: int, status: st
     key = lstat_key(sandbox.path(path))
     if key is None:
         return status == "missing" and mtime_ns is None
-    if key[2]:
+    if key.is_link:
         return False  # a symlink is resolved again on every build
     return (
-        (key[0], key[1]) == (size, mtime_ns)
+        (key.size, key.mtime_ns) == (size, mtime_ns)
         and status == "ok"
         and sandbox.dir_inside(parent_dir(path))
     )
