@@ -100,6 +100,7 @@ def build(
         full=full,
         progress=progress,
         jobs=jobs,
+        check=catalogue_.run_checks,
     )
 
 
@@ -188,7 +189,7 @@ def _revisions(
     if head is not None:
         revisions.build_revision(repo, head, db_path, full=full, jobs=jobs)
     else:
-        build_index(repo, db_path, full=full, jobs=jobs, progress=progress)
+        build(repo, db_path, full=full, jobs=jobs, progress=progress)
     with revisions.base_index(repo, base) as base_db:
         yield base_db
 

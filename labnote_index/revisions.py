@@ -190,7 +190,7 @@ def build_revision(
     repo: Path, rev: str | None, db_path: Path, full: bool = False, jobs: int | None = None
 ) -> None:
     with revision_tree(repo, rev) as tree:
-        build_index(tree, db_path, full=full, jobs=jobs)
+        build_index(tree, db_path, full=full, jobs=jobs, check=checks.run_checks)
 
 
 @contextmanager

@@ -16,7 +16,7 @@ import pytest
 import sqlite_utils
 
 from bench.generate import generate
-from labnote_index.build import build_index
+from labnote_index.api import build as build_index
 from labnote_index.progress import Progress
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from labnote_index.build import build_index
+from labnote_index.api import build as build_index
 
 from .conftest import SAMPLE_REPO
 

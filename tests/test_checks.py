@@ -398,7 +398,7 @@ def test_checks_can_be_rerun_on_an_existing_index(tmp_path: Path):
 
 def test_clean_repository_of_a_few_thousand_records_has_no_findings(tmp_path: Path):
     from bench.generate import generate
-    from labnote_index.build import build_index
+    from labnote_index.api import build as build_index
 
     records = generate(tmp_path / "big", packets=600)
     assert records > 2500

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import sqlite_utils
 
-from labnote_index.build import build_index
+from labnote_index.api import build as build_index
 from labnote_index.registry_views import render_views, write_views
 from labnote_index.serve import load_metadata, make_datasette
 

@@ -22,7 +22,7 @@ import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
-from labnote_index.build import build_index
+from labnote_index.api import build as build_index
 from labnote_index.cli import cli
 from labnote_index.parse import MAX_DEPTH
 

@@ -11,7 +11,7 @@ import pytest
 import sqlite_utils
 
 from bench.generate import generate
-from labnote_index.build import build_index
+from labnote_index.api import build as build_index
 from labnote_index.registry_views import render_views
 
 from .conftest import BAD_INPUTS, SAMPLE_REPO, Calls, Repo, cli_as, content, findings_of, open_copy

@@ -7,7 +7,7 @@ from pathlib import Path
 import sqlite_utils
 from click.testing import CliRunner
 
-from labnote_index.build import build_index
+from labnote_index.api import build as build_index
 from labnote_index.cli import cli
 from labnote_index.schema import FTS_COLUMNS
 

@@ -11,7 +11,7 @@ import sqlite_utils
 from click.testing import CliRunner
 
 from labnote_index import parallel
-from labnote_index.build import build_index
+from labnote_index.api import build as build_index
 from labnote_index.cli import cli
 from labnote_index.schema import FTS_COLUMNS, create_tables
 

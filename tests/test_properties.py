@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labnote_index.build import build_index
+from labnote_index.api import build as build_index
 from labnote_index.cli import cli
 from labnote_index.cycles import on_cycles
 from labnote_index.formats import RECORD_TYPES
