@@ -34,12 +34,12 @@ from .api import (
 )
 from .build import BuildResult, IndexWriteError, RepositoryError
 from .errors import LabnoteError
+from .git import RevisionError, RevisionNotFound
 from .index_file import NoIndex, NotAnIndex
 from .parallel import WorkerError
 from .progress import Progress
 from .provenance import NodeNotFound
 from .registry_views import ViewPathError
-from .revisions import RevisionError, RevisionNotFound
 
 __all__ = [
     "DEFAULT_DB",

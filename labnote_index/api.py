@@ -16,9 +16,9 @@ from typing import Any
 import sqlite_utils
 
 from . import catalogue as catalogue_
+from . import git, revisions
 from . import provenance as lineage_
 from . import registry_views as views_
-from . import revisions
 from .build import BuildResult, build_index
 from .errors import LabnoteError
 from .index_file import check_index_path, index_damage, indexed_repository
@@ -183,9 +183,9 @@ def _revisions(
     """Index the head (a revision, or the working tree) into ``db_path``; yield an
     index of the base. Both revisions are looked up before anything is built."""
     if base is None:
-        raise revisions.RevisionNotFound("a comparison needs a base revision")
+        raise git.RevisionNotFound("a comparison needs a base revision")
     for rev in (base, head) if head is not None else (base,):
-        revisions.resolve(repo, rev)
+        git.resolve(repo, rev)
     if head is not None:
         revisions.build_revision(repo, head, db_path, full=full, jobs=jobs)
     else:
@@ -251,6 +251,12 @@ def catalogue(transitions: bool | None = None) -> list[catalogue_.Check]:
     if transitions is None:
         return catalogue_.catalogue()
     return catalogue_.load_checks("checks/transitions" if transitions else "checks")
+
+
+def annotation_prefix(root: Path | None) -> str:
+    """What goes before a repository-relative path in GitHub annotations and SARIF
+    (paths from the top of the git work tree holding ``root``)."""
+    return git.path_prefix(root) if root is not None else ""
 
 
 def repository_of(db: Path | str) -> Path | None:

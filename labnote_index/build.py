@@ -37,8 +37,9 @@ from .index_file import APPLICATION_ID, check_index_path
 from .parallel import default_jobs, run_sharded, start_workers_early
 from .paths import Sandbox, displayable, lstat_key, parent_dir
 from .progress import SILENT, Progress
+from .resolve import delete_in, resolve_references
 from .rows import FileLoader
-from .schema import create_indexes, create_tables, delete_in, resolve_references
+from .schema import create_indexes, create_tables
 from .tempfiles import remove_abandoned, temp_name
 from .text import findings_phrase, plural
 

@@ -270,7 +270,7 @@ def check(
         click.echo(report.findings_json(rows))
     elif fmt in ("github", "sarif"):
         root = repo if repo is not None else api.repository_of(db_path)
-        prefix = report_prefix(root)
+        prefix = api.annotation_prefix(root)
         if fmt == "sarif":
             click.echo(report.findings_sarif(rows, api.catalogue(), prefix))
         elif rows:
@@ -278,12 +278,6 @@ def check(
     else:
         click.echo(report.findings_text(rows))
     sys.exit(EXIT_FOUND if api.fails(found, fail_on) else EXIT_OK)
-
-
-def report_prefix(root: Path | None) -> str:
-    from .revisions import path_prefix
-
-    return path_prefix(root) if root is not None else ""
 
 
 @cli.command()

@@ -19,7 +19,7 @@ from .models import SAFE_PATH_RE
 from .parallel import run_sharded
 from .parse import NotRegularFile, hash_file, read_error
 from .paths import Sandbox, displayable, lstat_key, parent_dir
-from .schema import delete_in
+from .resolve import delete_in
 
 # Artifact bodies above this size are accounted for (size, hash) but not stored.
 MAX_ARTIFACT_BODY = 1024 * 1024

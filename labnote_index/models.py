@@ -3,7 +3,7 @@
 They follow the v1 JSON Schemas (packaged in ``schemas/``): required fields, types (strict: "no" is
 not a boolean, 1 is not a string), enums, nullability, patterns, conditional
 provenance, no extra fields. Validation never stops at the first problem: each
-problem becomes one ``Problem`` naming the field, so the importer can keep the
+problem becomes one ``Problem`` naming the field, so the loader can keep the
 record and report every defect.
 
 Rules that depend on another field (provenance, accepted tags, a message's
@@ -14,7 +14,6 @@ from ``info.data``; field order in each model matters for that reason.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -29,6 +28,8 @@ from pydantic import (
     field_validator,
 )
 from pydantic_core import PydanticCustomError
+
+from .parse import Problem
 
 ARTIFACT_ID_RE = re.compile(r"^[0-9]{8}-[a-z0-9][a-z0-9-]*$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -327,15 +328,6 @@ def column_types(record_type: str) -> dict[str, type]:
         else:
             columns[name] = str
     return columns
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One validation problem of one record."""
-
-    field: str
-    error_type: str
-    message: str
 
 
 _FRIENDLY = {

@@ -39,6 +39,16 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+class Problem(NamedTuple):
+    """One problem of one file: the field (dotted; "" for the file as a whole),
+    its kind, and what is wrong in plain words. The one shape every reader,
+    validator and loader uses."""
+
+    field: str
+    error_type: str
+    message: str
+
+
 @dataclass
 class ParsedFile:
     size: int
@@ -46,8 +56,8 @@ class ParsedFile:
     data: dict[str, Any] | None = None
     text: str | None = None  # the decoded JSON text, for a file that parsed
     error: str | None = None
-    # (field, error_type, message) for problems that did not stop the read
-    problems: list[tuple[str, str, str]] = field(default_factory=list)
+    # problems that did not stop the read
+    problems: list[Problem] = field(default_factory=list)
 
 
 class _Digits(str):
@@ -120,15 +130,17 @@ def hash_file(path: Path | str, keep_up_to: int = 0) -> Hashed:
     return Hashed(size, digest.hexdigest(), content, st.st_nlink)
 
 
-def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, str]], str]:
+def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[Problem], str]:
     """Decode raw bytes as one strict JSON value.
 
     Returns (value, fatal_error, problems, decoded text).
     """
-    problems: list[tuple[str, str, str]] = []
+    problems: list[Problem] = []
     if raw.startswith(UTF8_BOM):
         problems.append(
-            ("", "encoding_bom", "file starts with a UTF-8 byte order mark; save it without one")
+            Problem(
+                "", "encoding_bom", "file starts with a UTF-8 byte order mark; save it without one"
+            )
         )
         raw = raw[len(UTF8_BOM) :]
     try:
@@ -178,7 +190,7 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, 
         duplicates = [_SURROGATE.sub("\ufffd", key) for key in duplicates]
         for key in fields:
             problems.append(
-                (
+                Problem(
                     key,
                     "lone_surrogate",
                     "text here holds an unpaired UTF-16 surrogate escape (\\uD800-\\uDFFF), "
@@ -187,7 +199,7 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, 
             )
     for key in dict.fromkeys(duplicates):
         problems.append(
-            (
+            Problem(
                 key,
                 "duplicate_key",
                 f"key {key!r} appears more than once in one object; the last value was indexed",
@@ -195,7 +207,7 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[tuple[str, str, 
         )
     for key in _fields_holding(value, lambda v: isinstance(v, _Digits)) if too_big else ():
         problems.append(
-            (
+            Problem(
                 key,
                 "number_out_of_range",
                 "an integer here does not fit in SQLite's 64-bit integers: its column "

@@ -1,22 +1,14 @@
 """Compare two revisions of a repository: transitions only a comparison can see.
 
-The base revision is read straight from git objects (``git ls-tree`` and
-``git cat-file --batch``) into a temporary directory, never by checking it
-out, so the working tree and the repository's index are untouched. Nothing in
-the revision can hide a file from the comparison: ``git archive`` would obey
-``export-ignore`` in the revision's own ``.gitattributes``, so it is not used.
-Both revisions are indexed the usual way; the transition checks
-(``checks/transitions``) are SQL over the head index with the base index
-attached as ``base``.
+A revision is read from git objects (``git.py``) into a temporary directory
+and indexed the usual way; the transition checks (``checks/transitions``) are
+SQL over the head index with the base index attached as ``base``, and ``diff``
+lists what changed, record by record.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import stat
-import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,164 +18,8 @@ import sqlite_utils
 
 from . import catalogue as checks
 from .build import build_index
-from .errors import LabnoteError
+from .git import revision_tree
 from .tempfiles import temporary_directory
-
-
-class RevisionError(LabnoteError):
-    """A revision that cannot be read (git missing, not a git repository)."""
-
-
-class RevisionNotFound(RevisionError):
-    """No such revision in the repository (or an empty one)."""
-
-
-def _git(repo: Path, *args: str) -> bytes:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(repo), *args], capture_output=True, check=False, timeout=300
-        )
-    except FileNotFoundError as exc:
-        raise RevisionError("git is not installed: comparing revisions needs it") from exc
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise RevisionError(f"git {' '.join(args)}: {message[-1] if message else 'failed'}")
-    return done.stdout
-
-
-def path_prefix(repo: Path) -> str:
-    """What goes before a repository-relative path for GitHub, which resolves
-    annotation and SARIF paths against the top of the git work tree: REPO's place
-    in its work tree ("" at the top), or, outside git, relative to the current
-    directory."""
-    try:
-        top = _git(Path(repo), "rev-parse", "--show-toplevel").decode().strip()
-    except RevisionError:
-        top = os.getcwd()
-    rel = os.path.relpath(os.path.realpath(repo), os.path.realpath(top))
-    return "" if rel == "." else rel.replace(os.sep, "/") + "/"
-
-
-def resolve(repo: Path, rev: str) -> str:
-    """The commit a revision names, or RevisionError saying there is none."""
-    if not rev.strip():
-        raise RevisionNotFound("an empty revision names nothing: give a branch, tag or commit")
-    try:
-        found = _git(
-            repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
-        )
-    except RevisionError as exc:
-        if "not a git repository" in str(exc):
-            raise RevisionError(f"{repo} is not a git repository: --base needs one") from exc
-        raise RevisionNotFound(f"no revision {rev!r} in {repo}") from exc
-    return found.decode().strip()
-
-
-def _safe_parts(path: bytes) -> list[str] | None:
-    """The components of a path in a tree, or None for one that could leave dest."""
-    parts = os.fsdecode(path).split("/")
-    if any(p in ("", ".", "..") or p.lower() == ".git" for p in parts):
-        return None
-    return parts
-
-
-def materialize(repo: Path, rev: str, dest: Path) -> None:
-    """Write the files of ``rev`` into ``dest`` from git objects (no checkout, no
-    attributes: every file of the revision, whatever its .gitattributes say).
-
-    Regular files are written first, symlinks last, each created anew
-    (O_EXCL, O_NOFOLLOW), so that nothing is ever written through a link.
-    """
-    commit = resolve(repo, rev)
-    listing = _git(repo, "ls-tree", "-r", "-z", "--full-tree", commit)
-    files: list[tuple[bytes, list[str], bytes]] = []  # (object id, path parts, mode)
-    links: list[tuple[bytes, list[str], bytes]] = []
-    for entry in listing.split(b"\0"):
-        meta, _, path = entry.partition(b"\t")
-        fields = meta.split(b" ")
-        if len(fields) != 3 or fields[1] != b"blob":
-            continue  # the empty tail, and submodules (commits, not files)
-        parts = _safe_parts(path)
-        if parts is not None:
-            (links if fields[0] == b"120000" else files).append((fields[2], parts, fields[0]))
-    dest.mkdir(parents=True, exist_ok=True)
-    wanted = files + links
-    cat = subprocess.Popen(
-        ["git", "-C", str(repo), "cat-file", "--batch"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    questions, answers = cat.stdin, cat.stdout
-    if questions is None or answers is None:  # not so with PIPE; said for the type checker
-        raise RevisionError("git cat-file could not be started")
-
-    def ask() -> None:  # a thread: the answers must be read while the questions go out
-        try:
-            for oid, _, _ in wanted:
-                questions.write(oid + b"\n")
-        except BrokenPipeError:
-            pass
-        finally:
-            questions.close()
-
-    asker = threading.Thread(target=ask, daemon=True)
-    asker.start()
-    made: set[Path] = set()
-    try:
-        for _, parts, mode in wanted:
-            header = answers.readline().split()
-            if len(header) != 3 or header[1] != b"blob":
-                raise RevisionError(f"git cat-file could not read {'/'.join(parts)}")
-            content = answers.read(int(header[2]))
-            answers.read(1)  # the newline after each object
-            _write_entry(dest, parts, mode, content, made)
-    finally:
-        answers.close()
-        cat.wait()
-        asker.join()
-
-
-def _write_entry(
-    dest: Path, parts: list[str], mode: bytes, content: bytes, made: set[Path]
-) -> None:
-    """Write one file (or symlink) of a tree; never through a link or over a file."""
-    parent = dest
-    for part in parts[:-1]:  # each directory made here, a real one (not a link)
-        parent = parent / part
-        if parent in made:
-            continue
-        try:
-            os.mkdir(parent)
-        except FileExistsError:
-            if not stat.S_ISDIR(os.lstat(parent).st_mode):
-                return  # a file or link holds the name: the first one stands
-        except OSError:
-            return
-        made.add(parent)
-    target = parent / parts[-1]
-    try:
-        if mode == b"120000":
-            os.symlink(os.fsdecode(content), target)
-            return
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(target, flags, 0o755 if mode == b"100755" else 0o644)
-        with open(fd, "wb") as handle:
-            handle.write(content)
-    except OSError:
-        pass  # a path the tree names twice: the first one stands
-
-
-@contextmanager
-def revision_tree(repo: Path, rev: str | None) -> Iterator[Path]:
-    """The tree of ``rev`` (None: the working tree itself)."""
-    if rev is None:
-        yield Path(repo)
-        return
-    with temporary_directory("rev") as tmp:
-        tree = tmp / "tree"
-        materialize(Path(repo), rev, tree)
-        yield tree
 
 
 def build_revision(

@@ -27,7 +27,7 @@ from .formats import (
     visit_packet_id,
 )
 from .models import MODELS, validate
-from .parse import ParsedFile, as_text, hash_file, read_error, read_record_file
+from .parse import ParsedFile, Problem, as_text, hash_file, read_error, read_record_file
 from .paths import FileStat, Sandbox, displayable, lstat_key, parent_dir, storable
 
 # Per record type, worked out once: its columns, and its reference fields with
@@ -126,10 +126,7 @@ class FileLoader:
         packet_dir = parent_dir(path)
         problems = list(parsed.problems)
         if parsed.data is not None:
-            problems += [
-                (p.field, p.error_type, p.message)
-                for p in handoff.validate_handoff(kind, parsed.data)
-            ]
+            problems += handoff.validate_handoff(kind, parsed.data)
             if kind == "handoff_manifest":
                 tables = handoff.manifest_rows(path, parsed.data, valid=not problems)
             else:
@@ -179,7 +176,7 @@ class FileLoader:
     def _import_record(
         self, path: str, parsed: ParsedFile, file_row: dict[str, Any], rows: Rows
     ) -> None:
-        problems = [(f, t, m) for f, t, m in parsed.problems]
+        problems = list(parsed.problems)
         data = parsed.data
         if parsed.text is not None:
             rows.add("record_json", {"file": path, "json": parsed.text})
@@ -191,7 +188,7 @@ class FileLoader:
             file_row["record_type"] = rt.name if rt else as_text(raw_type)
             if rt is None:
                 problems.append(
-                    (
+                    Problem(
                         "record_type",
                         "unknown_record_type",
                         f"unknown or unsupported record_type {raw_type!r}: expected one of "
@@ -202,7 +199,7 @@ class FileLoader:
                 data = _map_legacy(rt, data, legacy)
                 data.setdefault("record_type", rt.name)  # inferred for a legacy record
                 record_id = as_text(data.get(rt.id_field))
-                problems.extend((p.field, p.error_type, p.message) for p in validate(rt.name, data))
+                problems.extend(validate(rt.name, data))
         self._add_problems(
             path, rt.name if rt else file_row["record_type"], record_id, problems, rows
         )
@@ -218,7 +215,7 @@ class FileLoader:
         path: str,
         record_type: str | None,
         record_id: str | None,
-        problems: list[tuple[str, str, str]],
+        problems: list[Problem],
         rows: Rows,
     ) -> None:
         for field_name, error_type, message in problems:
