@@ -44,11 +44,7 @@ def is_labnote_index(path: Path) -> bool:
     if int.from_bytes(header[68:72], "big") == APPLICATION_ID:
         return True
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            row = conn.execute("SELECT value FROM build_info WHERE key = 'settings'").fetchone()
-        finally:
-            conn.close()
+        row = _read_only(path, "SELECT value FROM build_info WHERE key = 'settings'")
         return row is not None and "format" in json.loads(row[0])
     except (sqlite3.Error, ValueError, TypeError):
         return False
@@ -58,14 +54,19 @@ def index_damage(db_path: Path) -> str | None:
     """What SQLite's quick check finds wrong with an index (None: nothing).
     It reads every page once: worth it before serving, not before every query."""
     try:
-        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-        try:
-            row = conn.execute("PRAGMA quick_check(1)").fetchone()
-        finally:
-            conn.close()
+        row = _read_only(db_path, "PRAGMA quick_check(1)")
     except sqlite3.DatabaseError as exc:
         return str(exc)
     return None if row and row[0] == "ok" else str(row[0] if row else "unreadable")
+
+
+def _read_only(path: Path, sql: str) -> tuple | None:
+    """The first row of one query, on a connection that cannot write."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql).fetchone()
+    finally:
+        conn.close()
 
 
 def check_index_path(db_path: Path, *, must_exist: bool = False) -> bool:

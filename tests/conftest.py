@@ -240,3 +240,13 @@ def assert_every_problem_is_a_finding(db: sqlite_utils.Database) -> None:
     problems = {(r["file"], r["field"], r["message"]) for r in db["validation_errors"].rows}
     found = {(r["file"], r["field"], r["message"]) for r in db["findings"].rows}
     assert problems <= found, problems - found
+
+
+def run_diff(repo: Repo, *extra: str) -> Any:
+    """``labnote-index diff`` of a history repository against its ``base`` tag."""
+    from click.testing import CliRunner
+
+    from labnote_index.cli import cli
+
+    args = ["diff", str(repo.root), "--base", "base", "--db", str(repo.db_path), *extra]
+    return CliRunner().invoke(cli, args)

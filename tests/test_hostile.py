@@ -26,7 +26,7 @@ from labnote_index.api import build as build_index
 from labnote_index.cli import cli
 from labnote_index.parse import MAX_DEPTH
 
-from .conftest import ROOT, SAMPLE_REPO, Calls, Repo, cli_as, findings_of, open_copy
+from .conftest import ROOT, SAMPLE_REPO, Calls, Repo, cli_as, findings_of, open_copy, run_diff
 
 LATE_REPLY = "registry/messages/open/20260912-gemini-late-reply.json"
 PACKET = "registry/packets/2026/20260903-maria-ops-retention-question.json"
@@ -545,19 +545,7 @@ def test_a_record_without_an_id_is_neither_added_nor_removed(history: Repo):
     git(history.root, "commit", "-q", "-m", "a record with no id")
     git(history.root, "tag", "-f", "base")
     history.write("registry/packets/2026/no-id.json", '{"record_type": "packet", "notes": "x"}')
-    result = CliRunner().invoke(
-        cli,
-        [
-            "diff",
-            str(history.root),
-            "--base",
-            "base",
-            "--db",
-            str(history.db_path),
-            "--format",
-            "json",
-        ],
-    )
+    result = run_diff(history, "--format", "json")
     changes = [(r["change"], r["file"], r["field"]) for r in json.loads(result.stdout)]
     assert changes == [("edited", "registry/packets/2026/no-id.json", "notes")]
 
@@ -566,19 +554,7 @@ def test_diff_names_each_edited_field_and_files_edited_in_a_ready_packet(history
     architect = "docs/workflow/roles/architect/reports/retention-policy/packet-v001"
     history.write(f"{architect}/decisions.md", "rewritten after handoff\n")
     history.edit(PACKET, notes="a new note", topic="retention-question-v2")
-    result = CliRunner().invoke(
-        cli,
-        [
-            "diff",
-            str(history.root),
-            "--base",
-            "base",
-            "--db",
-            str(history.db_path),
-            "--format",
-            "json",
-        ],
-    )
+    result = run_diff(history, "--format", "json")
     rows = json.loads(result.stdout)
     edited = {(r["field"], r["before"], r["after"]) for r in rows if r["change"] == "edited"}
     assert ("notes", '""', '"a new note"') in edited

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from labnote_index.catalogue import load_checks
 from labnote_index.cli import cli
 
-from .conftest import SAMPLE_REPO, Repo, git
+from .conftest import SAMPLE_REPO, Repo, git, run_diff
 
 TRANSITION_CHECKS = {c.id for c in load_checks("checks/transitions")}
 
@@ -170,11 +170,6 @@ def test_head_revision_instead_of_working_tree(history: Repo):
     assert transition_findings(history) == []
     found = transition_findings(history, "--head", "HEAD")
     assert [(f["check"], f["file"]) for f in found] == [("status_transition", P1)]
-
-
-def run_diff(repo: Repo, *extra: str):
-    args = ["diff", str(repo.root), "--base", "base", "--db", str(repo.db_path), *extra]
-    return CliRunner().invoke(cli, args)
 
 
 def test_diff_lists_changes_record_by_record(history: Repo):
