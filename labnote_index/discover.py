@@ -100,16 +100,17 @@ def discover(repo: Path, entered: Callable[[str], None] | None = None) -> Iterat
                 if is_link and rel == REGISTRY and _inside_dir(entry.path, root):
                     pending.append((entry.path, rel + "/", True))  # followed: it stays inside
                     continue
+                linked_dir = is_link and _is_dir(entry.path)
                 listed = in_registry or name in (HANDOFF_MANIFEST, PACKET_LOCK)
-                if is_link and not listed and (rel == REGISTRY or _reported_link(rel, False)):
-                    listed = _is_dir(entry.path)  # a registry or packet behind a link
+                if linked_dir and (rel == REGISTRY or _reported_link(rel, False)):
+                    listed = True  # a registry or packet behind a link: reported
                 if listed:
                     try:
                         st = entry.stat(follow_symlinks=False)
                         key = FileStat(st.st_size, st.st_mtime_ns, is_link)
                     except OSError:  # gone since the listing: the loader says so
                         key = None
-                    kind = SYMLINKED_DIRECTORY if is_link and _is_dir(entry.path) else classify(rel)
+                    kind = SYMLINKED_DIRECTORY if linked_dir else classify(rel)
                     found.append(DiscoveredFile(rel, kind, key))
     found.sort()  # by path: no two files share one
     yield from found

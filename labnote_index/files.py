@@ -152,22 +152,13 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
         mtime_ns: int | None = None,
         sha256: str | None = None,
     ) -> None:
+        """A file read anew (or that could not be read): its row replaces any stored."""
         key = (packet_dir, displayable(rel))
         keep.add(key)
-        if error is None and stored.get(key) == (size, mtime_ns):
-            return  # as stored
         if key in present:
             changed.append(key)
-        fresh.append(
-            {
-                "packet_dir": packet_dir,
-                "path": key[1],
-                "size": size,
-                "mtime_ns": mtime_ns,
-                "sha256": sha256,
-                "error": error,
-            }
-        )
+        row = {"packet_dir": packet_dir, "path": key[1], "size": size, "mtime_ns": mtime_ns}
+        fresh.append(row | {"sha256": sha256, "error": error})
 
     for packet_dir in packet_dirs(db):
         top = sandbox.path(packet_dir)
@@ -193,31 +184,26 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
                     if not entry.name.startswith("."):
                         pending.append((entry.path, rel + "/"))
                     continue
-                if entry.is_symlink():
-                    target = displayable(os.readlink(entry.path))
-                    listed(
-                        packet_dir,
-                        rel,
-                        f"a symlink (to {target}): never followed in a packet, which must hold "
-                        "its files itself; put the file here",
-                    )
-                    continue
                 try:
+                    if entry.is_symlink():
+                        target = displayable(os.readlink(entry.path))
+                        listed(
+                            packet_dir,
+                            rel,
+                            f"a symlink (to {target}): never followed in a packet, which must "
+                            "hold its files itself; put the file here",
+                        )
+                        continue
                     st = entry.stat(follow_symlinks=False)
-                    if stored.get((packet_dir, displayable(rel))) == (st.st_size, st.st_mtime_ns):
-                        listed(packet_dir, rel, size=st.st_size, mtime_ns=st.st_mtime_ns)
+                    key = (packet_dir, displayable(rel))
+                    if stored.get(key) == (st.st_size, st.st_mtime_ns):
+                        keep.add(key)  # as stored
                         continue
                     hashed = hash_file(entry.path)
                 except OSError as exc:
                     listed(packet_dir, rel, read_error(exc))
                     continue
-                listed(
-                    packet_dir,
-                    rel,
-                    size=hashed.size,
-                    mtime_ns=st.st_mtime_ns,
-                    sha256=hashed.sha256,
-                )
+                listed(packet_dir, rel, None, hashed.size, st.st_mtime_ns, hashed.sha256)
     for packet_dir, rel in [k for k in present if k not in keep] + changed:
         db.execute("DELETE FROM handoff_files WHERE packet_dir = ? AND path = ?", [packet_dir, rel])
     db.table("handoff_files").insert_all(fresh, batch_size=500)
