@@ -16,6 +16,7 @@ from typing import Any
 import sqlite_utils
 
 from . import catalogue as catalogue_
+from . import fix as fixes
 from . import git, revisions
 from . import provenance as lineage_
 from . import registry_views as views_
@@ -251,6 +252,59 @@ def catalogue(transitions: bool | None = None) -> list[catalogue_.Check]:
     if transitions is None:
         return catalogue_.catalogue()
     return catalogue_.load_checks("checks/transitions" if transitions else "checks")
+
+
+@dataclass
+class FixReport:
+    """What ``fix`` planned (and, with ``apply``, did), and the findings after."""
+
+    plan: fixes.Plan
+    applied: bool
+    gone: list[Finding]  # findings the repairs removed (with apply)
+    remaining: list[Finding]  # findings of the chosen checks still there (with apply)
+    appeared: list[Finding]  # findings that were not there before (with apply; none expected)
+
+
+def fix(
+    repo: Path | str,
+    *,
+    apply: bool = False,
+    checks: Sequence[str] | None = None,
+    db: Path | str | None = None,
+    jobs: int | None = None,
+) -> FixReport:
+    """Plan the mechanical repairs of ``repo``'s findings (only those of ``checks``,
+    when given); with ``apply``, carry them out, then index and check again."""
+    repo = Path(repo)
+    chosen = set(checks) if checks else None
+    with index_file(db) as db_path:
+        build(repo, db_path, jobs=jobs)
+        before = findings(db_path)
+        planned = fixes.plan(open_index(db_path), repo, chosen)
+        if not apply or not planned.repairs:
+            return FixReport(planned, False, [], [], [])
+        fixes.apply(planned, repo)
+        build(repo, db_path, jobs=jobs)
+        # Records moved or renamed change what committed views should say: those
+        # views are written anew in a second pass (when view_stale is among the fixes).
+        if chosen is None or "view_stale" in chosen:
+            views_pass = fixes.plan(open_index(db_path), repo, {"view_stale"})
+            if views_pass.repairs:
+                fixes.apply(views_pass, repo)
+                planned.repairs += views_pass.repairs
+                planned.refusals += views_pass.refusals
+                build(repo, db_path, jobs=jobs)
+        after = findings(db_path)
+    fixable = {
+        c.id for c in catalogue(transitions=False) if c.fix and (not chosen or c.id in chosen)
+    }
+    return FixReport(
+        planned,
+        True,
+        gone=[f for f in before if f not in after],
+        remaining=[f for f in after if f.check in fixable],
+        appeared=[f for f in after if f not in before],
+    )
 
 
 def annotation_prefix(root: Path | None) -> str:

@@ -25,7 +25,7 @@ from .errors import LabnoteError
 
 SEVERITIES = ("error", "warning")
 FINDING_KEYS = ("check", "severity", "record_type", "record_id", "file", "field", "message", "hint")
-_HEADER = re.compile(r"^--\s*(check|severity|protects|repair):\s*(.+?)\s*$")
+_HEADER = re.compile(r"^--\s*(check|severity|protects|repair|fix):\s*(.+?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class Check:
     protects: str
     repair: str
     sql: str
+    fix: str | None = None  # what ``labnote-index fix`` does about it, if anything
 
 
 class CheckFileError(LabnoteError):
@@ -57,7 +58,14 @@ def parse_check(name: str, text: str) -> Check:
         raise CheckFileError(f"{name}: header names check {header['check']!r}")
     if header["severity"] not in SEVERITIES:
         raise CheckFileError(f"{name}: severity must be one of {SEVERITIES}")
-    return Check(header["check"], header["severity"], header["protects"], header["repair"], text)
+    return Check(
+        header["check"],
+        header["severity"],
+        header["protects"],
+        header["repair"],
+        text,
+        header.get("fix"),
+    )
 
 
 def load_checks(catalogue: str = "checks") -> list[Check]:
@@ -100,12 +108,14 @@ def run_checks(
                     "field": row.get("field"),
                     "message": row.get("message"),
                     "hint": row.get("hint") or check.repair,
+                    "fixable": check.fix is not None,
                 }
             )
     with db.atomic():
         if replace or "findings" not in db.table_names():
             db.table("findings").drop(ignore=True)
-            db.table("findings").create({"id": int, **{key: str for key in FINDING_KEYS}}, pk="id")
+            columns: dict[str, type] = {"id": int, **{key: str for key in FINDING_KEYS}}
+            db.table("findings").create({**columns, "fixable": bool}, pk="id")
             db.table("findings").create_index(["file"])
             db.table("findings").create_index(["check"])
         db.table("findings").insert_all(findings, batch_size=1000)

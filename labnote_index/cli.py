@@ -322,6 +322,8 @@ def list_checks(fmt: str) -> None:
         click.echo(f"{title}:\n")
         for c in found:
             click.echo(f"{c.id} ({c.severity})\n  protects: {c.protects}\n  repair: {c.repair}")
+            if c.fix:
+                click.echo(f"  fix (labnote-index fix): {c.fix}")
         click.echo()
 
 
@@ -443,3 +445,57 @@ def help_text(name: str | None = None, width: int = 88) -> str:
         return cli.get_help(top)
     command = cli.commands[name]
     return command.get_help(click.Context(command, info_name=name, parent=top, **settings))
+
+
+@cli.command(name="fix")
+@click.argument("repo", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--apply",
+    "apply_",
+    is_flag=True,
+    help="Make the changes (without it nothing is written), then index and check again.",
+)
+@click.option(
+    "--check",
+    "only",
+    multiple=True,
+    metavar="NAME",
+    help="Only the fixes of this check (repeat for more); 'checks' lists the fixable ones.",
+)
+@_format_option(["text", "json"])
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Keep the index in this file (default: a temporary index, removed afterwards).",
+)
+def fix_command(
+    repo: Path, apply_: bool, only: tuple[str, ...], fmt: str, db_path: Path | None
+) -> None:
+    """Repair what can be repaired mechanically: a dry run unless --apply.
+
+    Without --apply it writes nothing and prints each change: 'rename a -> b'
+    for a move, a unified diff for new content. Fixes: move records (and their
+    artifacts) into the bucket of their status, rename a file to its ID, move a
+    record to its created_at year, rename legacy fields, write stale views,
+    strip a byte order mark. Never a packet.lock.json or a handoff packet,
+    never through a symlink or outside REPO, never a record's text; a file two
+    fixes want is left alone and reported. Exit 1 when there is something to
+    fix (or, with --apply, something could not be fixed), 0 otherwise.
+    """
+    known = {c.id for c in api.catalogue(transitions=False) if c.fix}
+    unknown = sorted(set(only) - known)
+    if unknown:
+        raise click.UsageError(
+            f"no fix for {', '.join(unknown)}: the fixable checks are {', '.join(sorted(known))}"
+        )
+    result = api.fix(repo, apply=apply_, checks=only or None, db=db_path)
+    repairs, refusals = result.plan.repairs, result.plan.refusals
+    if fmt == "json":
+        click.echo(json.dumps(report.fix_json(result), indent=2))
+    else:
+        click.echo(report.fix_text(result))
+    failed = any(r.status.startswith("failed") for r in repairs)
+    if apply_:
+        sys.exit(EXIT_FOUND if failed or refusals or result.remaining else EXIT_OK)
+    sys.exit(EXIT_FOUND if repairs else EXIT_OK)

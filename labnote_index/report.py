@@ -152,9 +152,9 @@ def rows_csv(rows: Iterable[dict[str, Any]], keys: tuple[str, ...]) -> str:
 
 def catalogue_markdown(checks: list[Check]) -> str:
     """The check catalogue as a Markdown table (the README embeds this output, by cog)."""
-    lines = ["| check | severity | protects | repair |", "| --- | --- | --- | --- |"]
+    lines = ["| check | severity | protects | repair | fix |", "| --- | --- | --- | --- | --- |"]
     for c in checks:
-        cells = [f"`{c.id}`", c.severity, c.protects, c.repair]
+        cells = [f"`{c.id}`", c.severity, c.protects, c.repair, "yes" if c.fix else ""]
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(lines)
 
@@ -199,3 +199,55 @@ def diff_text(rows: list[dict[str, Any]]) -> str:
     summary = ", ".join(f"{n} {change}" for change, n in sorted(counts.items()))
     lines.append(summary or "no changes")
     return "\n".join(lines)
+
+
+def fix_text(result: Any) -> str:
+    """A fix plan (and what came of it) for people."""
+    lines = []
+    for repair in result.plan.repairs:
+        state = "" if repair.status == "planned" else f" [{repair.status}]"
+        lines.append(f"{repair.check}: {shown(repair.file)}{state}")
+        lines += [f"  {line}" for line in repair.describe().splitlines()]
+    for refusal in result.plan.refusals:
+        lines.append(f"not fixed [{refusal.check}] {shown(refusal.file)}: {shown(refusal.reason)}")
+    planned = plural(len(result.plan.repairs), "fix", "fixes")
+    if result.applied:
+        done = sum(r.status == "applied" for r in result.plan.repairs)
+        lines.append(
+            f"{plural(done, 'fix', 'fixes')} applied; {plural(len(result.gone), 'finding')} gone, "
+            f"{len(result.remaining)} of the fixable checks remaining"
+        )
+        lines += [
+            f"  remaining [{f.check}] {shown(f.file)}: {shown(f.message)}" for f in result.remaining
+        ]
+        lines += [
+            f"  appeared [{f.check}] {shown(f.file)}: {shown(f.message)}" for f in result.appeared
+        ]
+    else:
+        then = "--apply makes them" if result.plan.repairs else "nothing to do"
+        lines.append(f"{planned} to make ({then})")
+    return "\n".join(lines)
+
+
+def fix_json(result: Any) -> dict[str, Any]:
+    """A fix plan (and what came of it) for programs."""
+
+    def repair(r: Any) -> dict[str, Any]:
+        return {
+            "check": r.check,
+            "file": r.file,
+            "final": r.final,
+            "moves": [list(m) for m in r.also] + ([[r.file, r.final]] if r.final != r.file else []),
+            "content_changed": r.content is not None,
+            "left": r.notes,
+            "status": r.status,
+        }
+
+    return {
+        "repairs": [repair(r) for r in result.plan.repairs],
+        "refusals": [vars(r) for r in result.plan.refusals],
+        "applied": result.applied,
+        "gone": [f.as_dict() for f in result.gone],
+        "remaining": [f.as_dict() for f in result.remaining],
+        "appeared": [f.as_dict() for f in result.appeared],
+    }

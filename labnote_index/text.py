@@ -22,9 +22,9 @@ def shown(value: Any) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
-def plural(n: int, noun: str) -> str:
-    """``1 file``, ``2 files``."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``1 file``, ``2 files`` (``nouns``: a plural not made with an s)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {nouns or noun + 's'}"
 
 
 def findings_phrase(errors: int, warnings: int, files: int) -> str:

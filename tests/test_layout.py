@@ -29,7 +29,10 @@ LAYERS = [
         },
     ),
     ("checks", {"catalogue", "provenance"}),
-    ("report, git, web", {"report", "git", "revisions", "serve", "plugin", "plugin.graph"}),
+    (
+        "report, git, fix, web",
+        {"report", "git", "revisions", "fix", "serve", "plugin", "plugin.graph"},
+    ),
     ("façade", {"api"}),
     ("command line", {"cli", "__main__", "__init__"}),
 ]

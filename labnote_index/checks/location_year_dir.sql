@@ -2,6 +2,7 @@
 -- severity: error
 -- protects: packets, responses and visits sit in the <YYYY> directory of their created_at year
 -- repair: move the file into the directory named after its created_at year
+-- fix: move the record into the directory of its created_at year, unless the file exists there
 SELECT r.record_type, r.record_id, r.file, 'created_at' AS field,
        'a ' || r.record_type || ' created in ' || substr(r.created_at, 1, 4)
        || ' belongs in a ' || substr(r.created_at, 1, 4) || '/ directory, not ' || r.parent_dir || '/'

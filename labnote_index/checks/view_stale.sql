@@ -2,6 +2,7 @@
 -- severity: warning
 -- protects: the committed CSV registries and registry/INDEX.md say what the JSON records say (they are generated, read-only views)
 -- repair: run 'labnote-index views REPO' and commit the regenerated views; never edit them by hand
+-- fix: write the views anew from the records
 SELECT NULL AS record_type, NULL AS record_id, g.path AS file, '' AS field,
        CASE WHEN f.path IS NULL
             THEN 'generated view is missing while the other views are committed'

@@ -1,0 +1,389 @@
+"""Mechanical repairs: plan them from the findings of an index, show them, apply them.
+
+Each repair belongs to one check (its SQL header says ``-- fix: ...``) and is
+planned from the index, never guessed: a value that cannot be derived is left
+and reported. Planning writes nothing. Applying writes each file atomically
+(a temporary file beside it, then a rename that never replaces anything) and
+undoes the moves of a repair that fails half-way, so every file is either as
+it was or as fixed.
+
+Never: a packet.lock.json, anything in a handoff packet directory, a symlink
+(followed or written through), anything outside the repository, a record's
+content text (summary, notes, artifact bodies), or a file two repairs want
+(both are reported, neither is done).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import stat
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from .formats import HANDOFF_MANIFEST, LEGACY_FIELDS, PACKET_LOCK, RECORD_TYPE_BY_DIRECTORY
+from .parse import UTF8_BOM, parse_json_bytes
+from .paths import parent_dir
+from .text import shown
+
+# A file name an ID may become: no separator, nothing hidden.
+_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+# Problems that re-writing a record would silently settle (a human decision).
+_UNSETTLED = ("duplicate_key", "number_out_of_range", "lone_surrogate")
+
+
+@dataclass
+class Repair:
+    """What one fix does to one file: moves, then (maybe) new content at ``final``."""
+
+    check: str
+    file: str  # the file the repair is for, repository-relative
+    final: str  # where it ends up
+    content: bytes | None = None  # its new content (None: unchanged)
+    before: bytes | None = None  # its content now, for the diff
+    also: list[tuple[str, str]] = field(default_factory=list)  # other files moved with it
+    notes: list[str] = field(default_factory=list)  # what was left, and why
+    status: str = "planned"  # planned, applied, failed: <why>
+
+    def paths(self) -> set[str]:
+        return {self.file, self.final, *(p for move in self.also for p in move)}
+
+    def describe(self) -> str:
+        """``rename a -> b`` lines and a unified diff of the content, as text."""
+        lines = [f"rename {shown(a)} -> {shown(b)}" for a, b in self.also]
+        if self.final != self.file:
+            lines.append(f"rename {shown(self.file)} -> {shown(self.final)}")
+        if self.content is not None:
+            old = (self.before or b"").decode("utf-8", "replace").splitlines(keepends=True)
+            new = self.content.decode("utf-8", "replace").splitlines(keepends=True)
+            diff = difflib.unified_diff(old, new, f"a/{self.file}", f"b/{self.final}")
+            lines += [shown(line.rstrip("\n")) for line in diff]
+        lines += [f"left: {shown(note)}" for note in self.notes]
+        return "\n".join(lines)
+
+
+@dataclass
+class Refusal:
+    check: str
+    file: str
+    reason: str
+
+
+@dataclass
+class Plan:
+    repairs: list[Repair] = field(default_factory=list)
+    refusals: list[Refusal] = field(default_factory=list)
+
+
+Planner = Callable[[sqlite_utils.Database, Path], Iterator[Repair | Refusal]]
+PLANNERS: dict[str, Planner] = {}
+
+
+def planner(check: str) -> Callable[[Planner], Planner]:
+    def register(func: Planner) -> Planner:
+        PLANNERS[check] = func
+        return func
+
+    return register
+
+
+def plan(db: sqlite_utils.Database, repo: Path, checks: set[str] | None = None) -> Plan:
+    """Every repair the findings of ``db`` (an index of ``repo``) call for."""
+    result = Plan()
+    found = {row["check"] for row in db.query("SELECT DISTINCT [check] FROM findings")}
+    for check, make in PLANNERS.items():
+        if check in found and (checks is None or check in checks):
+            for item in make(db, repo):
+                if isinstance(item, Repair):
+                    result.repairs.append(item)
+                else:
+                    result.refusals.append(item)
+    _refuse_unsafe(result, db, repo)
+    _refuse_conflicts(result)
+    return result
+
+
+def _refuse_unsafe(result: Plan, db: sqlite_utils.Database, repo: Path) -> None:
+    packets = {
+        parent_dir(row["path"])
+        for row in db.query(
+            "SELECT path FROM files WHERE kind IN ('handoff_manifest', 'packet_lock')"
+        )
+    }
+    kept = []
+    for repair in result.repairs:
+        reason = _unsafe(repair, repo, packets)
+        if reason:
+            result.refusals.append(Refusal(repair.check, repair.file, reason))
+        else:
+            kept.append(repair)
+    result.repairs = kept
+
+
+def _unsafe(repair: Repair, repo: Path, packets: set[str]) -> str | None:
+    for path in sorted(repair.paths()):
+        parts = path.split("/")
+        if path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            return f"{path} is not a path inside the repository"
+        if parts[-1] == PACKET_LOCK or parts[-1] == HANDOFF_MANIFEST:
+            return f"{path} belongs to a handoff packet: never rewritten"
+        if any(path == p or path.startswith(p + "/") for p in packets if p) or "" in packets:
+            return f"{path} lies in a handoff packet directory, which is immutable once handed on"
+        current = repo
+        for part in parts[:-1]:  # no directory on the way is a symlink
+            current = current / part
+            if current.is_symlink():
+                return f"{current.relative_to(repo).as_posix()} is a symlink: never followed"
+        try:
+            mode = os.lstat(repo / path).st_mode
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(mode):
+            return f"{path} is a symlink or not a regular file: never followed or replaced"
+    return None
+
+
+def _refuse_conflicts(result: Plan) -> None:
+    """A file two repairs want is left to a person: neither repair is done."""
+    uses = Counter(path for repair in result.repairs for path in repair.paths())
+    kept = []
+    for repair in result.repairs:
+        shared = sorted(p for p in repair.paths() if uses[p] > 1)
+        if shared:
+            reason = f"{', '.join(shared)} would be changed by more than one fix: fix it by hand"
+            result.refusals.append(Refusal(repair.check, repair.file, reason))
+        else:
+            kept.append(repair)
+    result.repairs = kept
+
+
+def apply(result: Plan, repo: Path) -> None:
+    """Carry out every planned repair; each ends ``applied`` or ``failed: <why>``."""
+    for repair in result.repairs:
+        try:
+            _apply(repair, repo)
+            repair.status = "applied"
+        except OSError as exc:
+            repair.status = f"failed: {exc.strerror or exc} (its files are as they were)"
+
+
+def _apply(repair: Repair, repo: Path) -> None:
+    done: list[tuple[Path, Path]] = []
+    try:
+        for moved_from, moved_to in repair.also:
+            _move(repo / moved_from, repo / moved_to)
+            done.append((repo / moved_from, repo / moved_to))
+        source, final = repo / repair.file, repo / repair.final
+        if repair.content is None:
+            _move(source, final)
+            return
+        final.parent.mkdir(parents=True, exist_ok=True)
+        temp = final.with_name(f".{final.name}.{os.getpid()}.fix")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            with open(fd, "wb") as handle:
+                handle.write(repair.content)
+            os.chmod(temp, stat.S_IMODE(os.lstat(source).st_mode) if source.exists() else 0o644)
+            if final == source or not source.exists():
+                os.replace(temp, final)
+            else:
+                os.link(temp, final)  # fails, rather than replace, if something is there
+                os.unlink(source)
+        finally:
+            temp.unlink(missing_ok=True)
+    except OSError:
+        for back_to, moved in reversed(done):  # back as it was
+            os.link(moved, back_to)
+            os.unlink(moved)
+        raise
+
+
+def _move(source: Path, target: Path) -> None:
+    """Rename without ever replacing what is at ``target``."""
+    if source == target:
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.link(source, target)
+    os.unlink(source)
+
+
+def _read(repo: Path, path: str) -> bytes:
+    return (repo / path).read_bytes()
+
+
+def _retarget_string(raw: bytes, old: str, new: str) -> bytes | None:
+    """The file with the one JSON string ``old`` written as ``new``, formatting kept;
+    None when it is not there exactly once."""
+    before, after = json.dumps(old).encode(), json.dumps(new).encode()
+    return raw.replace(before, after) if raw.count(before) == 1 else None
+
+
+# ---- the fixes, one per check
+
+
+@planner("json_strict")
+def _strip_bom(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Refusal]:
+    for row in db.query(
+        "SELECT DISTINCT file FROM validation_errors WHERE error_type = 'encoding_bom'"
+    ):
+        raw = _read(repo, row["file"])
+        if raw.startswith(UTF8_BOM):
+            content = raw[len(UTF8_BOM) :]
+            yield Repair("json_strict", row["file"], row["file"], content, raw)
+
+
+@planner("legacy_spelling")
+def _canonical_names(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Refusal]:
+    files = [r["file"] for r in db.query("SELECT DISTINCT file FROM legacy_fields ORDER BY file")]
+    for file in files:
+        raw = _read(repo, file)
+        data, error, problems, _ = parse_json_bytes(raw)
+        unsettled = [p.error_type for p in problems if p.error_type in _UNSETTLED]
+        if error or not isinstance(data, dict) or unsettled:
+            why = error or ", ".join(unsettled) or "not one JSON object"
+            yield Refusal("legacy_spelling", file, f"cannot be rewritten safely ({why})")
+            continue
+        parts = file.split("/")
+        directory = RECORD_TYPE_BY_DIRECTORY.get(parts[1]) if len(parts) > 2 else None
+        record_type = data.get("record_type")
+        rt = directory if record_type is None else None
+        name = record_type if isinstance(record_type, str) else (rt.name if rt else None)
+        renamed: dict[str, Any] = {}
+        notes = []
+        if "record_type" not in data:
+            if rt is None:
+                notes.append("record_type: the directory does not say which; add it by hand")
+            else:
+                renamed["record_type"] = rt.name
+                renamed.setdefault("schema_version", data.get("schema_version", 1))
+        for key, value in data.items():
+            legacy = LEGACY_FIELDS.get(key)
+            if legacy is None or name not in legacy[0] or key in renamed:
+                renamed.setdefault(key, value)
+                continue
+            canonical = legacy[1]
+            if canonical in data:
+                notes.append(
+                    f"{key}: {canonical} is there too; which one stands is a person's call"
+                )
+                renamed[key] = value
+            elif canonical == "created_at" and not (
+                isinstance(value, str) and _TIMESTAMP.match(value)
+            ):
+                notes.append(f"{key}: {value!r} is not an RFC 3339 timestamp for {canonical}")
+                renamed[key] = value
+            else:
+                renamed[canonical] = value
+        if list(renamed.items()) == list(data.items()):
+            yield Refusal("legacy_spelling", file, "; ".join(notes) or "nothing to derive")
+            continue
+        content = (json.dumps(renamed, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        yield Repair("legacy_spelling", file, file, content, raw, notes=notes)
+
+
+@planner("lifecycle_bucket")
+def _into_bucket(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Refusal]:
+    rows = db.query(
+        """
+        SELECT DISTINCT r.file, r.record_type, b.bucket, t.directory, t.artifact_prefix,
+               t.artifact_field, r.artifact_path
+        FROM findings f
+        JOIN records r ON r.file = f.file
+        JOIN record_types t ON t.record_type = r.record_type
+        JOIN status_buckets b ON b.record_type = r.record_type AND b.status = r.status
+        WHERE f.[check] = 'lifecycle_bucket'
+        ORDER BY r.file
+        """
+    )
+    for row in rows:
+        file, bucket = row["file"], row["bucket"]
+        parts = file.split("/")
+        if len(parts) != 4 or parts[:2] != ["registry", row["directory"]]:
+            reason = f"not in a bucket directory of registry/{row['directory']}/: move it by hand"
+            yield Refusal("lifecycle_bucket", file, reason)
+            continue
+        final = f"registry/{row['directory']}/{bucket}/{parts[3]}"
+        repair = Repair("lifecycle_bucket", file, final)
+        artifact, prefix = row["artifact_path"], row["artifact_prefix"] or ""
+        if artifact and "{bucket}" in prefix:
+            head = prefix.split("{bucket}")[0]
+            rest = artifact[len(head) :].split("/", 1)
+            moved = f"{head}{bucket}/{rest[1]}" if len(rest) == 2 else None
+            if (
+                artifact.startswith(head)
+                and moved
+                and moved != artifact
+                and (repo / artifact).is_file()
+            ):
+                raw = _read(repo, file)
+                content = _retarget_string(raw, artifact, moved)
+                if content is None:
+                    reason = f"{row['artifact_field']} is written more than once: fix it by hand"
+                    yield Refusal("lifecycle_bucket", file, reason)
+                    continue
+                repair.also.append((artifact, moved))
+                repair.content, repair.before = content, raw
+        if repair.final == file and not repair.also:
+            continue
+        if (repo / repair.final).exists() and repair.final != file:
+            yield Refusal("lifecycle_bucket", file, f"{repair.final} exists already")
+            continue
+        yield repair
+
+
+@planner("location_filename")
+def _name_after_id(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Refusal]:
+    rows = db.query(
+        "SELECT DISTINCT r.file, r.record_id FROM findings f JOIN records r ON r.file = f.file "
+        "WHERE f.[check] = 'location_filename' ORDER BY r.file"
+    )
+    for row in rows:
+        file, record_id = row["file"], row["record_id"]
+        if not _FILE_NAME.match(record_id or ""):
+            yield Refusal("location_filename", file, f"{record_id!r} cannot be a file name")
+            continue
+        directory = parent_dir(file)
+        final = f"{directory}/{record_id}.json" if directory else f"{record_id}.json"
+        if (repo / final).exists():
+            yield Refusal("location_filename", file, f"{final} exists already")
+            continue
+        yield Repair("location_filename", file, final)
+
+
+@planner("location_year_dir")
+def _into_year(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Refusal]:
+    rows = db.query(
+        "SELECT DISTINCT r.file, substr(r.created_at, 1, 4) AS year "
+        "FROM findings f JOIN records r ON r.file = f.file "
+        "WHERE f.[check] = 'location_year_dir' ORDER BY r.file"
+    )
+    for row in rows:
+        file, parts = row["file"], row["file"].split("/")
+        if len(parts) != 4 or parts[0] != "registry":
+            yield Refusal("location_year_dir", file, "not in a year directory: move it by hand")
+            continue
+        final = "/".join([*parts[:2], row["year"], parts[3]])
+        if (repo / final).exists():
+            yield Refusal("location_year_dir", file, f"{final} exists already")
+            continue
+        yield Repair("location_year_dir", file, final)
+
+
+@planner("view_stale")
+def _regenerate_views(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Refusal]:
+    rows = db.query(
+        "SELECT g.path, g.content FROM findings f JOIN generated_views g ON g.path = f.file "
+        "WHERE f.[check] = 'view_stale' ORDER BY g.path"
+    )
+    for row in rows:
+        path = repo / row["path"]
+        before = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
+        yield Repair("view_stale", row["path"], row["path"], row["content"].encode(), before)

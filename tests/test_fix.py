@@ -1,0 +1,196 @@
+"""`labnote-index fix`: one planted defect per fixable check on a generated repository,
+a dry run that writes nothing, an apply that removes exactly those findings, and
+each refusal."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import labnote_index as li
+from labnote_index.cli import cli
+from labnote_index.fix import PLANNERS
+from labnote_index.registry_views import render_views, write_views
+
+from .conftest import Repo, cli_as, git, open_copy
+
+
+def tree_hash(root: Path) -> str:
+    """Every path and every file's bytes below root (symlinks as their targets' text)."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if ".git" in path.relative_to(root).parts:
+            continue
+        digest.update(path.relative_to(root).as_posix().encode())
+        if path.is_symlink():
+            digest.update(os.readlink(path).encode())
+        elif path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def fix(root: Path, *args: str):
+    return CliRunner().invoke(cli, ["fix", str(root), *args])
+
+
+def plant_one_of_each(repo: Repo) -> dict[str, str]:
+    """One defect per fixable check; the file each finding names."""
+    write_views(render_views(repo.index()), repo.root / "registry")  # views committed
+    packets = repo.files("registry/packets/*/*.json")
+    planted = {}
+    bom = packets[0]
+    (repo.root / bom).write_bytes(b"\xef\xbb\xbf" + (repo.root / bom).read_bytes())
+    planted["json_strict"] = bom
+    renamed = repo.move(packets[1], packets[1].rsplit("/", 1)[0] + "/renamed.json")
+    planted["location_filename"] = renamed
+    year = packets[2].split("/")
+    planted["location_year_dir"] = repo.move(packets[2], f"registry/packets/1999/{year[-1]}")
+    visit = repo.first("registry/visits/*/*.json")
+    data = repo.load(visit)
+    data = {("visitor_family" if k == "session_family" else k): v for k, v in data.items()}
+    repo.save(visit, data)
+    planted["legacy_spelling"] = visit
+    answered = repo.first("registry/messages/answered/*.json")
+    planted["lifecycle_bucket"] = repo.edit(answered, status="closed")
+    return planted
+
+
+@pytest.fixture
+def planted(repo: Repo) -> dict[str, str]:
+    found = plant_one_of_each(repo)
+    git(repo.root, "init", "-q")
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-q", "-m", "planted")
+    return found
+
+
+def test_every_fix_is_declared_beside_its_check():
+    declared = {c.id for c in li.catalogue(transitions=False) if c.fix}
+    assert declared == set(PLANNERS)
+
+
+def test_dry_run_writes_nothing_and_shows_each_change(repo: Repo, planted: dict[str, str]):
+    before = tree_hash(repo.root)
+    result = fix(repo.root)
+    assert result.exit_code == 1, result.output
+    assert tree_hash(repo.root) == before
+    out = result.stdout
+    assert f"rename {planted['location_filename']} -> " in out
+    assert '-  "visitor_family"' in out and '+  "session_family"' in out
+    assert "rename registry/messages/answered/" in out and "-> registry/messages/closed/" in out
+    assert "rename messages/answered/" in out  # the artifact moves with the record
+
+
+def test_apply_removes_exactly_the_planted_findings(repo: Repo, planted: dict[str, str]):
+    before = {(f.check, f.file) for f in li.check(repo.root)}
+    assert {(check, file) for check, file in planted.items()} <= before
+    answered = planted["lifecycle_bucket"]
+    notes_before = repo.load(answered)["summary"], repo.load(answered)["notes"]
+    result = fix(repo.root, "--apply", "--format", "json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["appeared"] == [] and report["remaining"] == []
+    assert li.check(repo.root) == []  # the generated repository was clean but for these
+    gone = {(f["check"], f["file"]) for f in report["gone"]}
+    assert gone == before
+    # Only the files of the fixed records (and the views) changed.
+    changed = set()
+    for line in git(repo.root, "status", "--porcelain", "-uall").splitlines():
+        changed.add(line[3:].split(" -> ")[-1])
+    fixed = {p for p in changed if p.startswith("registry/") and p.endswith(".json")}
+    assert len(fixed - set(planted.values())) <= 4  # the moved records' new names
+    assert all(p.startswith(("registry/", "messages/")) for p in changed)
+    closed = answered.replace("/answered/", "/closed/")
+    assert (repo.load(closed)["summary"], repo.load(closed)["notes"]) == notes_before
+    assert (repo.root / repo.load(closed)["path"]).is_file()
+    again = fix(repo.root, "--apply")
+    assert again.exit_code == 0 and "0 fixes to make (nothing to do)" in again.stdout
+
+
+def test_check_limits_the_fixes(repo: Repo, planted: dict[str, str]):
+    result = fix(repo.root, "--check", "json_strict", "--format", "json")
+    report = json.loads(result.stdout)
+    assert [r["check"] for r in report["repairs"]] == ["json_strict"]
+    assert fix(repo.root, "--check", "provenance").exit_code == 2  # not a fixable check
+
+
+def test_two_fixes_for_one_file_do_neither(repo: Repo):
+    answered = repo.first("registry/messages/answered/*.json")
+    repo.edit(answered, status="closed")
+    repo.move(answered, answered.rsplit("/", 1)[0] + "/not-its-id.json")
+    report = json.loads(fix(repo.root, "--format", "json").stdout)
+    assert report["repairs"] == []
+    assert {r["check"] for r in report["refusals"]} == {"lifecycle_bucket", "location_filename"}
+    assert all("more than one fix" in r["reason"] for r in report["refusals"])
+
+
+def test_a_symlinked_record_is_never_followed_or_replaced(repo: Repo, tmp_path: Path):
+    outside = tmp_path / "outside.json"
+    packet = repo.first("registry/packets/*/*.json")
+    outside.write_bytes(b"\xef\xbb\xbf" + (repo.root / packet).read_bytes())
+    (repo.root / packet).unlink()
+    (repo.root / packet).symlink_to(outside)
+    before = outside.read_bytes()
+    fix(repo.root, "--apply")
+    assert outside.read_bytes() == before and (repo.root / packet).is_symlink()
+
+
+def test_nothing_in_a_handoff_packet_is_touched(repo: Repo):
+    plant_one_of_each(repo)
+    manifest = {"status": "ready_for_next_role", "role": "x", "milestone": "y"}
+    (repo.root / "handoff.manifest.json").write_text(json.dumps(manifest))
+    before = tree_hash(repo.root)
+    report = json.loads(fix(repo.root, "--apply", "--format", "json").stdout)
+    assert report["repairs"] == [] and report["refusals"]
+    assert all("handoff packet" in r["reason"] for r in report["refusals"])
+    assert tree_hash(repo.root) == before
+
+
+def test_an_id_that_is_not_a_file_name_is_not_used_as_one(repo: Repo):
+    packet = repo.first("registry/packets/*/*.json")
+    repo.edit(packet, packet_id="../../escape")
+    report = json.loads(fix(repo.root, "--format", "json").stdout)
+    refused = [r for r in report["refusals"] if r["check"] == "location_filename"]
+    assert refused and "cannot be a file name" in refused[0]["reason"]
+
+
+def test_legacy_values_that_cannot_be_derived_are_left_and_reported(repo: Repo):
+    packet = repo.first("registry/packets/*/*.json")
+    data = repo.load(packet)
+    del data["created_at"]
+    data["date"] = "2025-03-01"  # a CSV-style date: no timestamp can be derived from it
+    data["source_ai"] = data.pop("source_session")
+    repo.save(packet, data)
+    result = fix(repo.root, "--apply")
+    fixed = repo.load(packet)
+    assert fixed["source_session"] == data["source_ai"] and "source_ai" not in fixed
+    assert fixed["date"] == "2025-03-01"  # left, never invented
+    assert "date: '2025-03-01' is not an RFC 3339 timestamp" in result.stdout
+
+
+def test_a_fix_that_fails_half_way_leaves_its_files_as_they_were(unprivileged):
+    work, as_nobody = unprivileged
+    from bench.generate import generate
+
+    generate(work / "template", packets=12)
+    root = open_copy(work / "template", work / "repo")
+    shutil.rmtree(work / "template")
+    answered = sorted((root / "registry/messages/answered").glob("*.json"))[0]
+    data = json.loads(answered.read_text())
+    data["status"] = "closed"
+    answered.write_text(json.dumps(data, indent=2))
+    artifact = root / data["path"]
+    (root / "registry/messages/closed").mkdir(exist_ok=True)
+    (root / "registry/messages/closed").chmod(0o555)  # the record cannot move in
+    before = tree_hash(root)
+    done = cli_as(as_nobody, "fix", root, "--apply", "--check", "lifecycle_bucket")
+    (root / "registry/messages/closed").chmod(0o755)
+    assert done.returncode == 1, done.stderr
+    assert "failed:" in done.stdout and "as they were" in done.stdout
+    assert tree_hash(root) == before and artifact.is_file()
