@@ -317,6 +317,9 @@ def _into_bucket(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Ref
             head = prefix.split("{bucket}")[0]
             rest = artifact[len(head) :].split("/", 1)
             moved = f"{head}{bucket}/{rest[1]}" if len(rest) == 2 else None
+            if moved and (repo / moved).exists() and moved != artifact:
+                yield Refusal("lifecycle_bucket", file, f"{moved} exists already")
+                continue
             if (
                 artifact.startswith(head)
                 and moved
@@ -332,6 +335,8 @@ def _into_bucket(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Ref
                 repair.also.append((artifact, moved))
                 repair.content, repair.before = content, raw
         if repair.final == file and not repair.also:
+            reason = f"its artifact {artifact} is not in a bucket directory that can be moved"
+            yield Refusal("lifecycle_bucket", file, reason)
             continue
         if (repo / repair.final).exists() and repair.final != file:
             yield Refusal("lifecycle_bucket", file, f"{repair.final} exists already")

@@ -99,13 +99,19 @@ def test_apply_removes_exactly_the_planted_findings(repo: Repo, planted: dict[st
     assert li.check(repo.root) == []  # the generated repository was clean but for these
     gone = {(f["check"], f["file"]) for f in report["gone"]}
     assert gone == before
-    # Only the files of the fixed records (and the views) changed.
+    # Only the files of the fixed records (their artifacts, and the views) changed.
+    expected = set(planted.values())
+    for repair in report["repairs"]:
+        expected |= {repair["file"], repair["final"]} | {
+            p for move in repair["moves"] for p in move
+        }
     changed = set()
     for line in git(repo.root, "status", "--porcelain", "-uall").splitlines():
-        changed.add(line[3:].split(" -> ")[-1])
-    fixed = {p for p in changed if p.startswith("registry/") and p.endswith(".json")}
-    assert len(fixed - set(planted.values())) <= 4  # the moved records' new names
-    assert all(p.startswith(("registry/", "messages/")) for p in changed)
+        changed |= set(line[3:].split(" -> "))
+    assert changed and changed <= expected
+    assert all(
+        r["check"] != "view_stale" or r["file"].startswith("registry/") for r in report["repairs"]
+    )
     closed = answered.replace("/answered/", "/closed/")
     assert (repo.load(closed)["summary"], repo.load(closed)["notes"]) == notes_before
     assert (repo.root / repo.load(closed)["path"]).is_file()
@@ -194,3 +200,29 @@ def test_a_fix_that_fails_half_way_leaves_its_files_as_they_were(unprivileged):
     assert done.returncode == 1, done.stderr
     assert "failed:" in done.stdout and "as they were" in done.stdout
     assert tree_hash(root) == before and artifact.is_file()
+
+
+def test_a_record_without_record_type_gets_the_one_its_directory_names(repo: Repo):
+    packet = repo.first("registry/packets/*/*.json")
+    data = repo.load(packet)
+    del data["record_type"], data["schema_version"]
+    repo.save(packet, data)
+    assert fix(repo.root, "--apply").exit_code == 0
+    fixed = repo.load(packet)
+    assert list(fixed)[:2] == ["record_type", "schema_version"]
+    assert (fixed["record_type"], fixed["schema_version"]) == ("packet", 1)
+    assert {k: v for k, v in fixed.items() if k in data} == data  # nothing else changed
+
+
+def test_datasette_shows_which_findings_are_fixable(repo: Repo):
+    import asyncio
+
+    from labnote_index.serve import make_datasette
+
+    plant_one_of_each(repo)
+    li.check(repo.root, db=repo.db_path)
+    datasette = make_datasette(repo.db_path)
+    response = asyncio.run(
+        datasette.client.get(f"/{repo.db_path.stem}/findings.json?_shape=array&fixable=1")
+    )
+    assert {row["check"] for row in response.json()} >= {"json_strict", "lifecycle_bucket"}
