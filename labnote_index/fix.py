@@ -219,6 +219,13 @@ def _read(repo: Path, path: str) -> bytes:
     return (repo / path).read_bytes()
 
 
+def _renamed(check: str, file: str, final: str, repo: Path) -> Repair | Refusal:
+    """A move of ``file`` to ``final``, unless something is there already."""
+    if (repo / final).exists():
+        return Refusal(check, file, f"{final} exists already")
+    return Repair(check, file, final)
+
+
 def _retarget_string(raw: bytes, old: str, new: str) -> bytes | None:
     """The file with the one JSON string ``old`` written as ``new``, formatting kept;
     None when it is not there exactly once."""
@@ -357,10 +364,7 @@ def _name_after_id(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | R
             continue
         directory = parent_dir(file)
         final = f"{directory}/{record_id}.json" if directory else f"{record_id}.json"
-        if (repo / final).exists():
-            yield Refusal("location_filename", file, f"{final} exists already")
-            continue
-        yield Repair("location_filename", file, final)
+        yield _renamed("location_filename", file, final, repo)
 
 
 @planner("location_year_dir")
@@ -376,10 +380,7 @@ def _into_year(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Refus
             yield Refusal("location_year_dir", file, "not in a year directory: move it by hand")
             continue
         final = "/".join([*parts[:2], row["year"], parts[3]])
-        if (repo / final).exists():
-            yield Refusal("location_year_dir", file, f"{final} exists already")
-            continue
-        yield Repair("location_year_dir", file, final)
+        yield _renamed("location_year_dir", file, final, repo)
 
 
 @planner("view_stale")
