@@ -87,8 +87,11 @@ def _tree(
     links: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for edge in db.query(_REACHABLE.format(this=this, next=nxt), {"start": start}):
         links[edge[this]][edge[nxt]].append(edge["field"])
+    missing: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in db.query("SELECT * FROM lineage_missing WHERE direction = ?", [direction]):
+        missing[row["node"]].append(row)
     shown: set[str] = {start}
-    top: list[dict[str, Any]] = []
+    top: list[dict[str, Any]] = _missing_branches(missing[start], 1)
     # Each frame: the links still to follow from a node, where its branches go, their depth.
     frames = [(iter(sorted(links[start].items())), top, 1)]
     while frames:
@@ -109,6 +112,7 @@ def _tree(
             "depth": depth,
             "repeated": other in shown,
             "more": 0,
+            "missing": False,
             "children": children,
         }
         out.append(branch)
@@ -118,8 +122,30 @@ def _tree(
         if depth >= MAX_DEPTH or len(shown) > MAX_NODES:
             branch["more"] = len(links[other])  # not drawn: follow its own lineage
             continue
+        children.extend(_missing_branches(missing[other], depth + 1))
         frames.append((iter(sorted(links[other].items())), children, depth + 1))
     return top
+
+
+def _missing_branches(rows: list[dict[str, Any]], depth: int) -> list[dict[str, Any]]:
+    """A branch for each reference from a node that names nothing in the index:
+    what is broken is part of the lineage, not left out of it."""
+    return [
+        {
+            "node": None,
+            "kind": "missing",
+            "expected": row["expected"] or "record",
+            "label": row["missing_id"],
+            "status": None,
+            "via": [row["field"]],
+            "depth": depth,
+            "repeated": False,
+            "more": 0,
+            "missing": True,
+            "children": [],
+        }
+        for row in sorted(rows, key=lambda r: (r["field"], r["missing_id"] or ""))
+    ]
 
 
 def branches_in_order(branches: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:

@@ -161,6 +161,8 @@ def catalogue_markdown(checks: list[Check]) -> str:
 
 def lineage_text(tree: dict[str, Any]) -> str:
     def describe(node: dict[str, Any]) -> str:
+        if node.get("missing"):
+            return f"MISSING {shown(node['expected'])} {shown(node['label'])} (not in the index)"
         status = f" [{shown(node['status'])}]" if node["status"] is not None else ""
         return f"{shown(node['kind'])} {shown(node['label'])}{status} {shown(node['node'])}"
 

@@ -73,6 +73,21 @@ VIEWS = {
         JOIN handoff_packets c ON c.packet_dir = i.consumer
         JOIN handoff_packets u ON u.packet_dir = i.upstream
     """,
+    # What a lineage cannot reach: each unresolved reference or input as an edge
+    # to a missing node, in the direction it points (response_packet_id and
+    # response_message_id name a child, the rest a parent).
+    "lineage_missing": """
+        SELECT x.source_file AS node, x.field, x.target_id AS missing_id,
+               CASE WHEN x.field IN ('response_packet_id', 'response_message_id')
+                    THEN 'down' ELSE 'up' END AS direction,
+               (SELECT group_concat(rule.target_type, ' or ') FROM reference_rules rule
+                WHERE rule.source_type = x.source_type AND rule.field = x.field) AS expected
+        FROM refs x WHERE x.target_file IS NULL
+        UNION ALL
+        SELECT c.manifest, 'input_packets', i.manifest, 'up', 'handoff_packet'
+        FROM input_packets i JOIN handoff_packets c ON c.packet_dir = i.consumer
+        WHERE i.upstream IS NULL
+    """,
     "lineage_nodes": """
         SELECT file AS node, record_type AS kind, record_id AS label, status FROM records
         UNION ALL

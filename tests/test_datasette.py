@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import shutil
 from pathlib import Path
@@ -87,11 +88,33 @@ def test_provenance_lineage_of_a_handoff_packet(index: Path):
         "docs/workflow/roles/implementer/reports/retention-policy/packet-v001/handoff.manifest.json"
     )
     rows = query(index, "provenance_lineage", id=manifest)
-    assert [(r["label"].split("/")[0], r["depth"]) for r in rows] == [
+    found = [r for r in rows if r["direction"] == "ancestor"]
+    assert [(r["label"].split("/")[0], r["depth"]) for r in found] == [
         ("architect", 1),
         ("product-prd", 2),
         ("researcher", 3),
     ]
+    # The input that was never written is part of the answer, not left out of it.
+    missing = [r for r in rows if r["direction"] == "MISSING ancestor"]
+    assert [(r["label"], r["via"], r["depth"]) for r in missing] == [
+        (
+            "docs/workflow/roles/code-context/reports/retention-policy/packet-v001/"
+            "handoff.manifest.json",
+            "input_packets",
+            1,
+        )
+    ]
+
+
+def test_handoff_chain_says_which_input_is_missing(index: Path):
+    rows = query(index, "handoff_chain", milestone="retention-policy")
+    implementer = next(r for r in rows if r["role"] == "implementer")
+    assert (
+        "code-context/packet-v001 as ready_for_next_role (MISSING: no such packet)"
+        in (implementer["inputs"])
+    )
+    architect = next(r for r in rows if r["role"] == "architect")
+    assert "MISSING" not in (architect["inputs"] or "")
 
 
 def test_reply_thread(index: Path):
@@ -194,6 +217,16 @@ def test_lineage_page_draws_svg_without_scripts(index: Path):
         in svg
     )
     assert "<script" not in svg
+
+
+def test_lineage_page_draws_what_does_not_resolve(index: Path):
+    (page,) = fetch(index, "/sample/-/lineage?node=20260912-gemini-late-reply")
+    assert page.status_code == 200
+    svg = html.unescape(page.text[page.text.index("<svg") : page.text.index("</svg>")])
+    assert "MISSING message" in svg and "20260911-maria-ops-summary-length" in svg
+    assert "stroke-dasharray" in svg and "#dc2626" in svg  # dashed, red
+    listed = page.text[page.text.index("Up: where it came from") :]
+    assert "MISSING" in listed and "Nothing: this is an origin" not in listed
 
 
 def test_lineage_page_of_unknown_node_is_404(index: Path):

@@ -189,3 +189,19 @@ def test_each_manifest_problem_is_reported_once_by_the_check_that_owns_it(repo: 
     assert_every_problem_is_a_finding(db)
     mine = [(f["check"], f["field"]) for f in findings_of(db) if f["file"] == manifest]
     assert sorted(mine) == [("handoff_schema", "summary"), ("json_strict", "")]
+
+
+def test_lineage_shows_an_input_that_was_never_written(sample_repo: Repo):
+    from click.testing import CliRunner
+
+    from labnote_index.cli import cli
+
+    sample_repo.index().close()
+    implementer = "docs/workflow/roles/implementer/reports/retention-policy/packet-v001"
+    args = ["lineage", implementer, "--db", str(sample_repo.db_path), "--direction", "up"]
+    tree = json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).stdout)
+    missing = [b for b in tree["up"] if b["missing"]]
+    assert [(b["via"], b["expected"]) for b in missing] == [(["input_packets"], "handoff_packet")]
+    assert missing[0]["label"].startswith("docs/workflow/roles/code-context/")
+    text = CliRunner().invoke(cli, args).stdout
+    assert "input_packets: MISSING handoff_packet docs/workflow/roles/code-context/" in text

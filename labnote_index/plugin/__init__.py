@@ -78,6 +78,8 @@ async def lineage_page(datasette: Any, request: Any) -> Response:
 
     for direction in ("up", "down"):
         for b in provenance.branches_in_order(tree[direction]):
+            if b["missing"]:
+                continue  # nothing to link to: that is the point
             b["row_url"] = _row_url(datasette, database, b)
             b["lineage_url"] = lineage_url(datasette, database, b["node"])
     tree["row_url"] = _row_url(datasette, database, tree)

@@ -37,6 +37,21 @@ def _label(node: dict[str, Any]) -> str:
     return graphviz.escape(text).replace("\n", r"\n")
 
 
+def _missing_node(dot: graphviz.Digraph, branch: dict[str, Any], n: int) -> str:
+    """A node for a reference that names nothing: dashed, red, with the raw ID and field."""
+    name = f"missing{n}_{id(branch)}"
+    text = f"MISSING {branch['expected']}\n{branch['label']}\n({', '.join(branch['via'])})"
+    dot.node(
+        name,
+        label=graphviz.escape(text).replace("\n", r"\n"),
+        style="rounded,dashed",
+        color="#dc2626",
+        fontcolor="#b91c1c",
+        tooltip=graphviz.escape(f"not in the index: {branch['label']}"),
+    )
+    return name
+
+
 def lineage_svg(tree: dict[str, Any], url_for: Callable[[str], str]) -> str:
     """The SVG of a lineage tree: ancestors above the record, descendants below."""
     dot = graphviz.Digraph("lineage", format="svg")
@@ -64,7 +79,7 @@ def lineage_svg(tree: dict[str, Any], url_for: Callable[[str], str]) -> str:
     for direction, upward in (("up", True), ("down", False)):
         parents = {id(b): root for b in tree.get(direction, [])}
         for b in branches_in_order(tree.get(direction, [])):
-            other = node_id(b)
+            other = _missing_node(dot, b, len(ids)) if b.get("missing") else node_id(b)
             via = graphviz.escape(", ".join(b["via"]))
             parent_id = parents[id(b)]
             if upward:
