@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import html
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -209,7 +212,14 @@ def test_hostile_text_is_escaped_everywhere(index: Path):
 def test_lineage_page_draws_svg_without_scripts(index: Path):
     (page,) = fetch(index, "/sample/-/lineage?node=20260906-gemini-retention-summary")
     assert page.status_code == 200
-    assert "script-src 'none'" in page.headers["content-security-policy"]
+    csp = page.headers["content-security-policy"]
+    assert "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
+    scripts = re.findall(r"<script>(.*?)</script>", page.text, re.S)
+    assert scripts  # Datasette's own, each allowed by its hash and nothing else
+    allowed = re.findall(r"'sha256-([^']+)'", csp)
+    assert sorted(allowed) == sorted(
+        base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() for body in scripts
+    )
     svg = page.text[page.text.index("<svg") : page.text.index("</svg>")]
     assert "20260903-maria-ops-retention-question" in svg
     assert (
@@ -232,6 +242,40 @@ def test_lineage_page_draws_what_does_not_resolve(index: Path):
 def test_lineage_page_of_unknown_node_is_404(index: Path):
     (page,) = fetch(index, "/sample/-/lineage?node=nothing-like-this")
     assert page.status_code == 404
+    assert "Nothing in this index is named" in page.text and 'href="/sample"' in page.text
+
+
+def test_lineage_page_without_a_node_or_with_a_huge_one_explains_itself(index: Path):
+    (empty,) = fetch(index, "/sample/-/lineage")
+    assert empty.status_code == 404 and "Name one in the address" in empty.text
+    (huge,) = fetch(index, "/sample/-/lineage?node=" + "x" * 5000)
+    assert huge.status_code == 404 and "(5000 characters)" in huge.text
+    assert "x" * 201 not in huge.text
+
+
+def test_an_empty_search_is_no_search(index: Path):
+    (page,) = fetch(index, "/sample/artifacts?_search=")
+    assert page.status_code == 200
+
+
+def test_the_plugin_leaves_other_databases_alone(tmp_path: Path):
+    import asyncio
+
+    from datasette.app import Datasette
+
+    other = tmp_path / "other.db"
+    sqlite_utils.Database(other)["records"].insert({"file": "not-a-record", "x": 1})
+    datasette = Datasette([str(other)])
+
+    async def pages() -> tuple:
+        await datasette.invoke_startup()
+        table = await datasette.client.get("/other/records")
+        lineage = await datasette.client.get("/other/-/lineage?node=not-a-record")
+        return table, lineage
+
+    table, lineage = asyncio.run(pages())
+    assert table.status_code == 200 and "lineage graph" not in table.text
+    assert lineage.status_code == 404
 
 
 def test_row_page_links_to_lineage(index: Path):

@@ -7,8 +7,11 @@ the index and is escaped: record text is data, never markup.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 import sqlite_utils
 from datasette import hookimpl
@@ -22,10 +25,60 @@ from .graph import GraphvizMissing, lineage_svg
 
 LINKED_TABLES = {"records", *RECORD_TABLES}
 
-# No script runs on a page that draws repository data.
+# On a page that draws repository data, no script runs but Datasette's own
+# inline ones, allowed by their hashes (record text is escaped, so it can never
+# become a script of its own).
 LINEAGE_CSP = (
-    "default-src 'self'; script-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"
+    "default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:"
 )
+_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.S)
+# A lineage page names its node in the URL: longer than this is no record's.
+MAX_NODE_NAME = 1000
+# Databases this plugin acts on: labnote indexes only (found at startup).
+INDEXES_KEY = "labnote_index_databases"
+
+
+def script_hashes(html: str) -> str:
+    """The CSP source list allowing exactly the inline scripts of a page."""
+    hashes = [
+        f"'sha256-{base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()}'"
+        for body in _INLINE_SCRIPT.findall(html)
+    ]
+    return " ".join(hashes) or "'none'"
+
+
+@hookimpl
+def startup(datasette: Any):
+    async def find_indexes() -> None:
+        found = set()
+        for name, db in datasette.databases.items():
+            if "build_info" in await db.table_names() and "lineage_edges" in await db.view_names():
+                found.add(name)
+        setattr(datasette, INDEXES_KEY, found)
+
+    return find_indexes
+
+
+def _is_index(datasette: Any, database: str) -> bool:
+    return database in getattr(datasette, INDEXES_KEY, set())
+
+
+@hookimpl
+def asgi_wrapper(datasette: Any):
+    """An empty ``_search=`` (a shared or edited URL) is no search, not an error."""
+
+    def wrap(app: Any) -> Any:
+        async def without_empty_search(scope: dict, receive: Any, send: Any) -> None:
+            if scope.get("type") == "http" and b"_search=" in scope.get("query_string", b""):
+                pairs = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+                kept = [(k, v) for k, v in pairs if not (k.startswith("_search") and not v)]
+                scope = dict(scope, query_string=urlencode(kept).encode("latin-1"))
+            await app(scope, receive, send)
+
+        return without_empty_search
+
+    return wrap
 
 
 def lineage_url(datasette: Any, database: str, node: str) -> str:
@@ -35,7 +88,7 @@ def lineage_url(datasette: Any, database: str, node: str) -> str:
 @hookimpl
 def render_cell(value: Any, column: str, table: str | None, database: str, datasette: Any):
     """A lineage link beside the file of every record and the directory of every packet."""
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, str) or not value or not _is_index(datasette, database):
         return None
     if (table in LINKED_TABLES and column == "file") or (
         table == "handoff_packets" and column == "packet_dir"
@@ -62,19 +115,20 @@ def _row_url(datasette: Any, database: str, node: dict[str, Any]) -> str:
 
 async def lineage_page(datasette: Any, request: Any) -> Response:
     database = request.url_vars["database"]
-    try:
-        db = datasette.get_database(database)
-    except KeyError as exc:
-        raise NotFound(f"no database {database}") from exc
+    if not _is_index(datasette, database):
+        raise NotFound(f"{database} is not a labnote index: lineage pages are for labnote indexes")
+    db = datasette.get_database(database)
     key = request.args.get("node", "")
+    if not key.strip() or len(key) > MAX_NODE_NAME:
+        return await _lineage_help(datasette, request, database, key)
 
     def compute(conn: Any) -> dict[str, Any]:
         return provenance.lineage(sqlite_utils.Database(conn), key, "both")
 
     try:
         tree = await db.execute_fn(compute)
-    except provenance.NodeNotFound as exc:
-        raise NotFound(str(exc)) from exc
+    except provenance.NodeNotFound:
+        return await _lineage_help(datasette, request, database, key)
 
     for direction in ("up", "down"):
         for b in provenance.branches_in_order(tree[direction]):
@@ -98,4 +152,20 @@ async def lineage_page(datasette: Any, request: Any) -> Response:
         },
         request=request,
     )
-    return Response.html(html, headers={"Content-Security-Policy": LINEAGE_CSP})
+    return _page(html)
+
+
+async def _lineage_help(datasette: Any, request: Any, database: str, key: str) -> Response:
+    """What a lineage page takes, when it was given nothing, or nothing it knows."""
+    shown_key = key if len(key) <= 200 else key[:200] + f"... ({len(key)} characters)"
+    html = await datasette.render_template(
+        "labnote_lineage_help.html",
+        {"database": database, "key": shown_key, "empty": not key.strip()},
+        request=request,
+    )
+    return _page(html, status=404)
+
+
+def _page(html: str, status: int = 200) -> Response:
+    csp = LINEAGE_CSP.format(scripts=script_hashes(html))
+    return Response.html(html, status=status, headers={"Content-Security-Policy": csp})
