@@ -64,13 +64,7 @@ def find_node(db: sqlite_utils.Database, key: str) -> str:
 
 
 def _named(db: sqlite_utils.Database, key: str) -> list[dict[str, Any]]:
-    return list(
-        db.query(
-            "SELECT node FROM lineage_nodes WHERE node = :key OR label = :key "
-            "UNION SELECT manifest FROM handoff_packets WHERE packet_dir = :dir",
-            {"key": key, "dir": key.rstrip("/")},
-        )
-    )
+    return list(db.query("SELECT DISTINCT node FROM node_names WHERE name = :key", {"key": key}))
 
 
 def _nodes(db: sqlite_utils.Database) -> dict[str, dict[str, Any]]:

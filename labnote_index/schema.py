@@ -88,6 +88,14 @@ VIEWS = {
         FROM input_packets i JOIN handoff_packets c ON c.packet_dir = i.consumer
         WHERE i.upstream IS NULL
     """,
+    # Every name a person may give a record or handoff packet, and the node it
+    # names: the one resolver of the CLI, the lineage page and the canned queries.
+    "node_names": """
+        SELECT node AS name, node FROM lineage_nodes
+        UNION SELECT label, node FROM lineage_nodes WHERE label IS NOT NULL
+        UNION SELECT packet_dir, manifest FROM handoff_packets
+        UNION SELECT packet_dir || '/', manifest FROM handoff_packets
+    """,
     "lineage_nodes": """
         SELECT file AS node, record_type AS kind, record_id AS label, status FROM records
         UNION ALL

@@ -315,3 +315,30 @@ def test_top_level_metadata_is_a_link_to_the_packaged_one():
     # One file, not two copies that could drift: the top level links to the package's.
     top = ROOT / "metadata.yml"
     assert top.is_symlink() and top.resolve() == (ROOT / "labnote_index" / "metadata.yml")
+
+
+PACKET_DIR = "docs/workflow/roles/implementer/reports/retention-policy/packet-v001"
+
+
+def test_every_name_the_cli_takes_the_queries_take(index: Path):
+    by_dir = query(index, "provenance_lineage", id=PACKET_DIR)
+    by_manifest = query(index, "provenance_lineage", id=f"{PACKET_DIR}/handoff.manifest.json")
+    assert by_dir == by_manifest and len(by_dir) == 4
+    cited = query(
+        index, "cited_by", id="docs/workflow/roles/architect/reports/retention-policy/packet-v001"
+    )
+    assert [r["field"] for r in cited] == ["input_packets"]
+
+
+def test_a_query_for_a_name_that_is_not_there_says_so(index: Path):
+    (row,) = query(index, "provenance_lineage", id="no-such-record")
+    assert row["direction"] == "No record, file or handoff packet is named 'no-such-record'"
+    (row,) = query(index, "cited_by", id="")
+    assert row["field"].startswith("Give a record ID")
+
+
+def test_canned_queries_show_their_form_not_a_wall_of_sql(index: Path):
+    (page,) = fetch(index, "/sample/provenance_lineage")
+    body = page.text[page.text.index("<body") :]
+    assert 'name="id"' in body and "_show_sql=1" in body
+    assert "WITH RECURSIVE" not in body  # behind the "show" link
