@@ -114,8 +114,11 @@ def run_checks(
     with db.atomic():
         if replace or "findings" not in db.table_names():
             db.table("findings").drop(ignore=True)
-            columns: dict[str, type] = {"id": int, **{key: str for key in FINDING_KEYS}}
-            db.table("findings").create({**columns, "fixable": bool}, pk="id")
+            # In the order people read a finding (JSON output keeps FINDING_KEYS' order).
+            people = ("severity", "check", "record_id", "message", "hint", "file", "field")
+            columns: dict[str, type] = {"id": int, **{key: str for key in people}}
+            columns.update({"record_type": str, "fixable": bool})
+            db.table("findings").create(columns, pk="id")
             db.table("findings").create_index(["file"])
             db.table("findings").create_index(["check"])
         db.table("findings").insert_all(findings, batch_size=1000)

@@ -140,6 +140,22 @@ FTS_COLUMNS = {
 }
 
 
+# What a person reading a record table looks for first, after its file: the ID,
+# the status and what it is about; the same on every row (record_type,
+# schema_version) comes last.
+_FIRST = ("status", "summary", "topic", "display_name", "created_at")
+_LAST = ("record_type", "schema_version")
+
+
+def record_columns(record_type: str, id_field: str) -> dict[str, type]:
+    """The columns of a record type's table, in the order people read them."""
+    fields = column_types(record_type)
+    first = [id_field, *(f for f in _FIRST if f in fields)]
+    rest = [f for f in fields if f not in first and f not in _LAST]
+    order = [*first, *rest, *(f for f in _LAST if f in fields)]
+    return {"file": str, **{f: fields[f] for f in order}, "extra": str, "valid": bool}
+
+
 def create_tables(db: sqlite_utils.Database) -> None:
     """Create every table of an empty index, with keys, foreign keys and indexes."""
     db.table("files").create(
@@ -192,10 +208,11 @@ def create_tables(db: sqlite_utils.Database) -> None:
         foreign_keys=[("file", "files", "path"), ("artifact_path", "artifacts", "path")],
     )
     for name, rt in RECORD_TYPES.items():
-        columns: dict[str, type] = {"file": str}
-        columns.update(column_types(name))
-        columns.update({"extra": str, "valid": bool})
-        db.table(rt.table).create(columns, pk="file", foreign_keys=[("file", "records", "file")])
+        db.table(rt.table).create(
+            record_columns(name, rt.id_field),
+            pk="file",
+            foreign_keys=[("file", "records", "file")],
+        )
         db.table(rt.table).create_index([rt.id_field])
     db.table("refs").create(
         {

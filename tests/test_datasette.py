@@ -342,3 +342,19 @@ def test_canned_queries_show_their_form_not_a_wall_of_sql(index: Path):
     body = page.text[page.text.index("<body") :]
     assert 'name="id"' in body and "_show_sql=1" in body
     assert "WITH RECURSIVE" not in body  # behind the "show" link
+
+
+def test_query_results_link_records_and_packets_to_their_lineage(index: Path):
+    (page,) = fetch(index, f"/sample/provenance_lineage?id={PACKET_DIR}")
+    body = page.text[page.text.index("<table") :]
+    assert body.count('class="labnote-lineage"') >= 3  # each node found
+
+
+def test_tables_put_what_people_read_first(index: Path):
+    (findings,) = fetch(index, "/sample/findings.json?_size=1")
+    columns = findings.json()["columns"]
+    assert columns[:6] == ["id", "severity", "check", "record_id", "message", "hint"]
+    (packets,) = fetch(index, "/sample/packets.json?_size=1")
+    columns = packets.json()["columns"]
+    assert columns[:4] == ["file", "packet_id", "status", "topic"]
+    assert columns[-4:] == ["record_type", "schema_version", "extra", "valid"]

@@ -24,6 +24,8 @@ from ..schema import RECORD_TABLES
 from .graph import GraphvizMissing, lineage_svg
 
 LINKED_TABLES = {"records", *RECORD_TABLES}
+# Columns of query results that name a record or packet (the canned queries').
+QUERY_LINKED_COLUMNS = {"node", "packet_dir", "file", "source_file"}
 
 # On a page that draws repository data, no script runs but Datasette's own
 # inline ones, allowed by their hashes (record text is escaped, so it can never
@@ -90,8 +92,11 @@ def render_cell(value: Any, column: str, table: str | None, database: str, datas
     """A lineage link beside the file of every record and the directory of every packet."""
     if not isinstance(value, str) or not value or not _is_index(datasette, database):
         return None
-    if (table in LINKED_TABLES and column == "file") or (
-        table == "handoff_packets" and column == "packet_dir"
+    in_query = table is None  # a canned or custom query's results
+    if (
+        (table in LINKED_TABLES and column == "file")
+        or (table == "handoff_packets" and column == "packet_dir")
+        or (in_query and column in QUERY_LINKED_COLUMNS)
     ):
         return Markup('{} <a class="labnote-lineage" href="{}">lineage graph</a>').format(
             value, lineage_url(datasette, database, value)
