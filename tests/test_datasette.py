@@ -358,3 +358,15 @@ def test_tables_put_what_people_read_first(index: Path):
     columns = packets.json()["columns"]
     assert columns[:4] == ["file", "packet_id", "status", "topic"]
     assert columns[-4:] == ["record_type", "schema_version", "extra", "valid"]
+
+
+def test_artifact_search_shows_the_passage_and_its_record(index: Path):
+    rows = query(index, "search_artifacts", words="retention")
+    assert rows and all("[" in r["passage"] and r["record_id"] for r in rows)
+    assert query(index, "search_artifacts", words="") == []  # an empty search, no error
+
+
+def test_index_pages_get_a_style_that_keeps_rows_on_the_first_screen(index: Path):
+    (page, css) = fetch(index, "/sample/findings", "/-/labnote-index.css")
+    assert "/-/labnote-index.css" in page.text
+    assert css.status_code == 200 and "column-descriptions" in css.text

@@ -104,9 +104,34 @@ def render_cell(value: Any, column: str, table: str | None, database: str, datas
     return None
 
 
+# Column descriptions stay on table pages, in a short box of their own, so that
+# the first rows show on the first screen; long text wraps instead of widening
+# the table past the screen.
+STYLE = """
+dl.column-descriptions { max-height: 6em; overflow-y: auto; font-size: 0.85em;
+  border: 1px solid #e5e7eb; padding: 0.3em 0.6em; }
+td.col-message, td.col-hint, td.col-summary, td.col-notes { min-width: 16em;
+  white-space: normal; }
+"""
+
+
+@hookimpl
+def extra_css_urls(database: str | None, datasette: Any) -> list[str]:
+    if database is None or not _is_index(datasette, database):
+        return []
+    return [datasette.urls.path("/-/labnote-index.css")]
+
+
+async def style_sheet() -> Response:
+    return Response(STYLE, content_type="text/css; charset=utf-8")
+
+
 @hookimpl
 def register_routes():
-    return [(r"^/(?P<database>[^/]+)/-/lineage$", lineage_page)]
+    return [
+        (r"^/(?P<database>[^/]+)/-/lineage$", lineage_page),
+        (r"^/-/labnote-index\.css$", style_sheet),
+    ]
 
 
 def _row_url(datasette: Any, database: str, node: dict[str, Any]) -> str:
