@@ -118,3 +118,29 @@ def test_newcomer_follows_orphans_and_lineage(server: str, browser, tmp_path: Pa
         "Lineage of packet 20260903-maria-ops-retention-question"
     )
     assert (tmp_path / "lineage.png").stat().st_size > 10_000
+
+
+def test_a_person_reads_findings_and_follows_a_missing_input(server: str, browser, tmp_path: Path):
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(server + "/sample/findings")
+    first = page.locator("table.rows-and-columns tbody tr").first
+    for column in ("message", "hint"):
+        box = first.locator(f"td.col-{column}").bounding_box()
+        assert box and box["y"] + box["height"] <= 900 and box["x"] + box["width"] <= 1366, column
+    page.screenshot(path=str(tmp_path / "findings.png"))
+
+    # The implementer packet's lineage draws the input that was never written.
+    packet = "docs/workflow/roles/implementer/reports/retention-policy/packet-v001"
+    page.goto(server + f"/sample/-/lineage?node={packet}")
+    page.wait_for_selector("#lineage-graph svg")
+    assert "MISSING handoff_packet" in page.inner_text("#lineage-graph")
+    assert "MISSING" in page.inner_text(".labnote-tree")
+    page.screenshot(path=str(tmp_path / "missing.png"), full_page=True)
+    assert errors == []  # the page's CSP lets Datasette's own script run
+
+    # Artifact search shows the passage that matched and its record.
+    page.goto(server + "/sample/search_artifacts?words=retention")
+    table = page.inner_text("table")
+    assert "[retention]" in table.lower() and "20260903-maria-ops-retention-question" in table
