@@ -166,3 +166,77 @@ def lineage(db: sqlite_utils.Database, key: str, direction: str = "both") -> dic
         if direction in (d, "both"):
             result[d] = _tree(db, start, d, nodes)
     return result
+
+
+def story(db: sqlite_utils.Database, key: str) -> dict[str, Any]:
+    """Everything the index knows of one record or handoff packet: its fields, its
+    artifact, the findings on it, what it cites and what cites it (resolved or
+    missing), its reply thread, and its lineage."""
+    node = find_node(db, key)
+    tree = lineage(db, node, "both")
+    info: dict[str, Any] = {"node": node, "tree": tree, "kind": tree["kind"]}
+    if tree["kind"] == "handoff_packet":
+        packet = next(db.query("SELECT * FROM handoff_packets WHERE manifest = ?", [node]))
+        info["fields"] = packet
+        info["artifact"] = None
+        info["cites"] = list(
+            db.query(
+                "SELECT 'input_packets' AS field, i.manifest AS target, "
+                "CASE WHEN i.upstream IS NULL THEN NULL ELSE i.manifest END AS resolved "
+                "FROM input_packets i WHERE i.consumer = ? ORDER BY i.position",
+                [packet["packet_dir"]],
+            )
+        )
+        info["cited_by"] = list(
+            db.query(
+                "SELECT 'input_packets' AS field, c.manifest AS source FROM input_packets i "
+                "JOIN handoff_packets c ON c.packet_dir = i.consumer WHERE i.upstream = ?",
+                [packet["packet_dir"]],
+            )
+        )
+        info["thread"] = []
+    else:
+        record = next(db.query("SELECT * FROM records WHERE file = ?", [node]))
+        table = next(
+            db.query("SELECT table_name FROM record_types WHERE record_type = ?", [tree["kind"]])
+        )["table_name"]
+        info["fields"] = next(db.query(f"SELECT * FROM [{table}] WHERE file = ?", [node]))
+        info["artifact"] = (
+            next(
+                db.query("SELECT * FROM artifacts WHERE path = ?", [record["artifact_path"]]), None
+            )
+            if record["artifact_path"]
+            else None
+        )
+        info["cites"] = list(
+            db.query(
+                "SELECT field, target_id AS target, target_file AS resolved FROM refs "
+                "WHERE source_file = ? UNION ALL "
+                "SELECT 'tags', tag_slug, tag_file FROM tag_uses WHERE source_file = ? "
+                "ORDER BY 1, 2",
+                [node, node],
+            )
+        )
+        info["cited_by"] = list(
+            db.query(
+                "SELECT field, source_file AS source FROM refs WHERE target_file = ? UNION ALL "
+                "SELECT 'tags', source_file FROM tag_uses WHERE tag_file = ? ORDER BY 1, 2",
+                [node, node],
+            )
+        )
+        info["thread"] = list(
+            db.query(
+                "SELECT c.depth, c.message_id, c.file FROM reply_chains c "
+                "WHERE c.root_file IN (SELECT root_file FROM reply_chains WHERE file = ?) "
+                "ORDER BY c.depth, c.message_id",
+                [node],
+            )
+        )
+    info["findings"] = list(
+        db.query(
+            "SELECT severity, [check], field, message, hint FROM findings WHERE file = ? "
+            "ORDER BY severity = 'warning', [check]",
+            [node],
+        )
+    )
+    return info

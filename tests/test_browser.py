@@ -98,7 +98,7 @@ def test_newcomer_follows_orphans_and_lineage(server: str, browser, tmp_path: Pa
     page.get_by_role(
         "link", name="registry/packets/2026/20260908-gemini-retention-brief.json"
     ).click()
-    page.get_by_role("link", name="lineage graph").click()
+    page.get_by_role("link", name="lineage graph").first.click()
     page.wait_for_selector("#lineage-graph svg")
     graph = page.inner_text("#lineage-graph")
     for ancestor in (
@@ -144,3 +144,14 @@ def test_a_person_reads_findings_and_follows_a_missing_input(server: str, browse
     page.goto(server + "/sample/search_artifacts?words=retention")
     table = page.inner_text("table")
     assert "[retention]" in table.lower() and "20260903-maria-ops-retention-question" in table
+
+
+def test_a_person_opens_a_story_from_a_packets_row(server: str, browser, tmp_path: Path):
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(server + "/sample/packets")
+    page.locator("a.labnote-story").first.click()
+    page.wait_for_url("**/-/story?node=*")
+    body = page.inner_text("body")
+    for part in ("Findings", "Cites", "Cited by", "Lineage", "Fields"):
+        assert part in body
+    page.screenshot(path=str(tmp_path / "story.png"), full_page=True)

@@ -370,3 +370,28 @@ def test_index_pages_get_a_style_that_keeps_rows_on_the_first_screen(index: Path
     (page, css) = fetch(index, "/sample/findings", "/-/labnote-index.css")
     assert "/-/labnote-index.css" in page.text
     assert css.status_code == 200 and "column-descriptions" in css.text
+
+
+def test_a_story_page_tells_a_records_whole_story(index: Path):
+    (page,) = fetch(index, "/sample/-/story?node=20260912-gemini-late-reply")
+    assert page.status_code == 200
+    text = html.unescape(page.text)
+    assert "MISSING" in text and "20260911-maria-ops-summary-length" in text  # cites, unresolved
+    assert "reference_unresolved" in text and "fix: " in text  # its finding and the hint
+    assert "20260912-gemini-late-reply-relay" in text  # the notification that cites it
+    assert "<svg" in page.text and "Artifact" in text
+    assert "script-src 'sha256-" in page.headers["content-security-policy"]
+
+
+def test_a_story_page_of_a_handoff_packet_and_of_hostile_text(index: Path):
+    (packet, probe) = fetch(
+        index, f"/sample/-/story?node={PACKET_DIR}", f"/sample/-/story?node={XSS_ID}"
+    )
+    assert packet.status_code == 200 and "MISSING" in packet.text
+    assert probe.status_code == 200
+    assert XSS not in probe.text and html.escape(XSS) in probe.text
+
+
+def test_record_rows_link_to_their_story(index: Path):
+    (page,) = fetch(index, "/sample/packets")
+    assert 'class="labnote-story"' in page.text

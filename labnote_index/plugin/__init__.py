@@ -19,11 +19,14 @@ from datasette.utils.asgi import NotFound, Response
 from markupsafe import Markup
 
 from .. import provenance
+from ..formats import RECORD_TYPES
 from ..paths import parent_dir
 from ..schema import RECORD_TABLES
 from .graph import GraphvizMissing, lineage_svg
 
 LINKED_TABLES = {"records", *RECORD_TABLES}
+# The ID column of each record table, and the records table's.
+ID_COLUMNS = {"records": "record_id", **{rt.table: rt.id_field for rt in RECORD_TYPES.values()}}
 # Columns of query results that name a record or packet (the canned queries').
 QUERY_LINKED_COLUMNS = {"node", "packet_dir", "file", "source_file"}
 
@@ -83,25 +86,46 @@ def asgi_wrapper(datasette: Any):
     return wrap
 
 
+def page_url(datasette: Any, database: str, page: str, node: str) -> str:
+    return datasette.urls.database(database) + f"/-/{page}?" + urlencode({"node": node})
+
+
 def lineage_url(datasette: Any, database: str, node: str) -> str:
-    return datasette.urls.database(database) + "/-/lineage?" + urlencode({"node": node})
+    return page_url(datasette, database, "lineage", node)
 
 
 @hookimpl
-def render_cell(value: Any, column: str, table: str | None, database: str, datasette: Any):
-    """A lineage link beside the file of every record and the directory of every packet."""
+def render_cell(
+    value: Any, column: str, table: str | None, database: str, datasette: Any, row: Any
+):
+    """Story and lineage links beside every record and packet: on the ID of each
+    table row (the key column is Datasette's own link to the row page), on the
+    file of row pages, and on the names in query results."""
     if not isinstance(value, str) or not value or not _is_index(datasette, database):
         return None
-    in_query = table is None  # a canned or custom query's results
-    if (
+    names_a_node = (
         (table in LINKED_TABLES and column == "file")
-        or (table == "handoff_packets" and column == "packet_dir")
-        or (in_query and column in QUERY_LINKED_COLUMNS)
-    ):
-        return Markup('{} <a class="labnote-lineage" href="{}">lineage graph</a>').format(
-            value, lineage_url(datasette, database, value)
-        )
-    return None
+        or (table == "handoff_packets" and column in ("packet_dir", "manifest"))
+        or (table is None and column in QUERY_LINKED_COLUMNS)
+    )
+    node = value if names_a_node else None
+    if table in ID_COLUMNS and column == ID_COLUMNS[table] and row is not None:
+        try:
+            node = row["file"]  # an ID may be duplicated; the file is the record
+        except (IndexError, KeyError):
+            node = value
+        if isinstance(node, dict):  # a foreign key Datasette expanded with its label
+            node = node.get("value", value)
+    if node is None:
+        return None
+    return Markup(
+        '{} <a class="labnote-story" href="{}">story</a> '
+        '<a class="labnote-lineage" href="{}">lineage graph</a>'
+    ).format(
+        value,
+        page_url(datasette, database, "story", node),
+        lineage_url(datasette, database, node),
+    )
 
 
 # Column descriptions stay on table pages, in a short box of their own, so that
@@ -130,6 +154,7 @@ async def style_sheet() -> Response:
 def register_routes():
     return [
         (r"^/(?P<database>[^/]+)/-/lineage$", lineage_page),
+        (r"^/(?P<database>[^/]+)/-/story$", story_page),
         (r"^/-/labnote-index\.css$", style_sheet),
     ]
 
@@ -199,3 +224,44 @@ async def _lineage_help(datasette: Any, request: Any, database: str, key: str) -
 def _page(html: str, status: int = 200) -> Response:
     csp = LINEAGE_CSP.format(scripts=script_hashes(html))
     return Response.html(html, status=status, headers={"Content-Security-Policy": csp})
+
+
+async def story_page(datasette: Any, request: Any) -> Response:
+    """One page that tells a record's (or handoff packet's) whole story."""
+    database = request.url_vars["database"]
+    if not _is_index(datasette, database):
+        raise NotFound(f"{database} is not a labnote index: story pages are for labnote indexes")
+    key = request.args.get("node", "")
+    if not key.strip() or len(key) > MAX_NODE_NAME:
+        return await _lineage_help(datasette, request, database, key)
+
+    def compute(conn: Any) -> dict[str, Any]:
+        return provenance.story(sqlite_utils.Database(conn), key)
+
+    try:
+        info = await datasette.get_database(database).execute_fn(compute)
+    except provenance.NodeNotFound:
+        return await _lineage_help(datasette, request, database, key)
+    tree = info["tree"]
+    tree["row_url"] = _row_url(datasette, database, tree)
+    try:
+        svg = lineage_svg(tree, lambda node: page_url(datasette, database, "story", node))
+    except GraphvizMissing:
+        svg = None
+
+    def story(node: str | None) -> str | None:
+        return page_url(datasette, database, "story", node) if node else None
+
+    html = await datasette.render_template(
+        "labnote_story.html",
+        {
+            "database": database,
+            "info": info,
+            "tree": tree,
+            "svg": Markup(svg) if svg else None,
+            "story": story,
+            "lineage_url": lineage_url(datasette, database, info["node"]),
+        },
+        request=request,
+    )
+    return _page(html)
