@@ -6,6 +6,7 @@ replies to, the packets a handoff packet consumed); down is what came from it.
 
 from __future__ import annotations
 
+import json
 import os
 from collections import defaultdict
 from collections.abc import Iterator
@@ -23,17 +24,49 @@ DIRECTIONS = ("up", "down", "both")
 MAX_DEPTH = 40
 MAX_NODES = 400
 
-# Every edge reachable from the start, following child -> parent (up) or
-# parent -> child (down). UNION stops at nodes already seen, so cycles end.
-_REACHABLE = """
-WITH RECURSIVE reach(node) AS (
-    SELECT :start
-    UNION
-    SELECT e.{next} FROM lineage_edges e JOIN reach ON e.{this} = reach.node
-)
-SELECT e.child, e.parent, e.field
-FROM lineage_edges e JOIN reach ON e.{this} = reach.node
-"""
+# The edges from a set of nodes (a JSON array), each query an index search: up
+# follows child -> parent, down parent -> child. response_packet_id and
+# response_message_id point from the parent to the child, so they turn round.
+_AGAINST = "('response_packet_id', 'response_message_id')"
+_IN = "IN (SELECT value FROM json_each(:nodes))"
+_EDGES = {
+    "up": [
+        f"SELECT source_file, target_file, field FROM refs WHERE source_file {_IN} "
+        f"AND target_file IS NOT NULL AND field NOT IN {_AGAINST}",
+        f"SELECT target_file, source_file, field FROM refs WHERE target_file {_IN} "
+        f"AND field IN {_AGAINST}",
+        "SELECT c.manifest, u.manifest, 'input_packets' FROM handoff_packets c "
+        "JOIN input_packets i ON i.consumer = c.packet_dir "
+        f"JOIN handoff_packets u ON u.packet_dir = i.upstream WHERE c.manifest {_IN}",
+    ],
+    "down": [
+        f"SELECT target_file, source_file, field FROM refs WHERE target_file {_IN} "
+        f"AND field NOT IN {_AGAINST}",
+        f"SELECT source_file, target_file, field FROM refs WHERE source_file {_IN} "
+        f"AND target_file IS NOT NULL AND field IN {_AGAINST}",
+        "SELECT u.manifest, c.manifest, 'input_packets' FROM handoff_packets u "
+        "JOIN input_packets i ON i.upstream = u.packet_dir "
+        f"JOIN handoff_packets c ON c.packet_dir = i.consumer WHERE u.manifest {_IN}",
+    ],
+}
+
+
+def _reachable(db: sqlite_utils.Database, start: str, direction: str) -> list[tuple[str, str, str]]:
+    """(this, next, field) for every edge within a drawing's depth of ``start``, level
+    by level: work in proportion to what is reached, whatever the index's size."""
+    seen, frontier, edges = {start}, [start], []
+    for _ in range(MAX_DEPTH + 1):  # one level past the drawing: to count what is not drawn
+        if not frontier:
+            break
+        level = [
+            tuple(row)
+            for sql in _EDGES[direction]
+            for row in db.execute(sql, {"nodes": json.dumps(frontier)}).fetchall()
+        ]
+        edges += level
+        frontier = list(dict.fromkeys(n for _, n, _ in level if n not in seen))
+        seen.update(frontier)
+    return edges
 
 
 class NodeNotFound(LabnoteError):
@@ -67,20 +100,21 @@ def _named(db: sqlite_utils.Database, key: str) -> list[dict[str, Any]]:
     return list(db.query("SELECT DISTINCT node FROM node_names WHERE name = :key", {"key": key}))
 
 
-def _nodes(db: sqlite_utils.Database) -> dict[str, dict[str, Any]]:
-    return {r["node"]: r for r in db.query("SELECT * FROM lineage_nodes")}
+def _nodes(db: sqlite_utils.Database, wanted: set[str]) -> dict[str, dict[str, Any]]:
+    rows = db.query(
+        f"SELECT * FROM lineage_nodes WHERE node {_IN}", {"nodes": json.dumps(sorted(wanted))}
+    )
+    return {r["node"]: r for r in rows}
 
 
-def _tree(
-    db: sqlite_utils.Database, start: str, direction: str, nodes: dict[str, dict[str, Any]]
-) -> list[dict[str, Any]]:
+def _tree(db: sqlite_utils.Database, start: str, direction: str) -> list[dict[str, Any]]:
     """The branches reachable from ``start``, depth first, without recursion: a chain
     is as long as the repository makes it. What lies beyond MAX_DEPTH levels or
     MAX_NODES nodes is not drawn; the branch where it stops counts it in ``more``."""
-    this, nxt = ("child", "parent") if direction == "up" else ("parent", "child")
     links: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for edge in db.query(_REACHABLE.format(this=this, next=nxt), {"start": start}):
-        links[edge[this]][edge[nxt]].append(edge["field"])
+    for this, other, field in _reachable(db, start, direction):
+        links[this][other].append(field)
+    nodes = _nodes(db, {other for targets in links.values() for other in targets})
     missing: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in db.query("SELECT * FROM lineage_missing WHERE direction = ?", [direction]):
         missing[row["node"]].append(row)
@@ -154,8 +188,7 @@ def branches_in_order(branches: list[dict[str, Any]]) -> Iterator[dict[str, Any]
 def lineage(db: sqlite_utils.Database, key: str, direction: str = "both") -> dict[str, Any]:
     """The provenance tree of the node that ``key`` names."""
     start = find_node(db, key)
-    nodes = _nodes(db)
-    info = nodes[start]
+    info = _nodes(db, {start})[start]
     result: dict[str, Any] = {
         "node": start,
         "kind": info["kind"],
@@ -164,7 +197,7 @@ def lineage(db: sqlite_utils.Database, key: str, direction: str = "both") -> dic
     }
     for d in ("up", "down"):
         if direction in (d, "both"):
-            result[d] = _tree(db, start, d, nodes)
+            result[d] = _tree(db, start, d)
     return result
 
 
@@ -224,14 +257,7 @@ def story(db: sqlite_utils.Database, key: str) -> dict[str, Any]:
                 [node, node],
             )
         )
-        info["thread"] = list(
-            db.query(
-                "SELECT c.depth, c.message_id, c.file FROM reply_chains c "
-                "WHERE c.root_file IN (SELECT root_file FROM reply_chains WHERE file = ?) "
-                "ORDER BY c.depth, c.message_id",
-                [node],
-            )
-        )
+        info["thread"] = _thread(db, node) if tree["kind"] == "message" else []
     info["findings"] = list(
         db.query(
             "SELECT severity, [check], field, message, hint FROM findings WHERE file = ? "
@@ -240,3 +266,43 @@ def story(db: sqlite_utils.Database, key: str) -> dict[str, Any]:
         )
     )
     return info
+
+
+MAX_THREAD = 1000
+
+
+def _thread(db: sqlite_utils.Database, node: str) -> list[dict[str, Any]]:
+    """The reply thread a message belongs to, from its first message down, each
+    step an index search (a thread is walked, not the whole reply_chains view)."""
+    root, seen = node, {node}
+    while len(seen) < MAX_THREAD:  # up to the first message (a cycle stops it)
+        row = db.execute(
+            "SELECT target_file FROM refs WHERE source_file = ? AND field = 'reply_to' "
+            "AND target_file IS NOT NULL",
+            [root],
+        ).fetchone()
+        if row is None or row[0] in seen:
+            break
+        root = row[0]
+        seen.add(root)
+    found, frontier, placed = [(0, root)], [root], {root}
+    while frontier and len(found) < MAX_THREAD:
+        depth = found[-1][0] + 1
+        replies = [
+            r[0]
+            for r in db.execute(
+                f"SELECT source_file FROM refs WHERE field = 'reply_to' AND target_file {_IN}",
+                {"nodes": json.dumps(frontier)},
+            ).fetchall()
+            if r[0] not in placed
+        ]
+        placed.update(replies)
+        found += [(depth, reply) for reply in sorted(replies)]
+        frontier = replies
+    ids = dict(
+        db.execute(
+            f"SELECT file, record_id FROM records WHERE file {_IN}",
+            {"nodes": json.dumps([f for _, f in found])},
+        ).fetchall()
+    )
+    return [{"depth": d, "message_id": ids.get(f), "file": f} for d, f in found[:MAX_THREAD]]

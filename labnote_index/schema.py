@@ -89,12 +89,13 @@ VIEWS = {
         WHERE i.upstream IS NULL
     """,
     # Every name a person may give a record or handoff packet, and the node it
-    # names: the one resolver of the CLI, the lineage page and the canned queries.
+    # names: the one resolver of the CLI, the lineage page and the canned queries
+    # (UNION ALL, so that a WHERE on name reaches each table's index; ask DISTINCT).
     "node_names": """
         SELECT node AS name, node FROM lineage_nodes
-        UNION SELECT label, node FROM lineage_nodes WHERE label IS NOT NULL
-        UNION SELECT packet_dir, manifest FROM handoff_packets
-        UNION SELECT packet_dir || '/', manifest FROM handoff_packets
+        UNION ALL SELECT label, node FROM lineage_nodes WHERE label IS NOT NULL
+        UNION ALL SELECT packet_dir, manifest FROM handoff_packets
+        UNION ALL SELECT packet_dir || '/', manifest FROM handoff_packets
     """,
     "lineage_nodes": """
         SELECT file AS node, record_type AS kind, record_id AS label, status FROM records

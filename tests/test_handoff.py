@@ -205,3 +205,15 @@ def test_lineage_shows_an_input_that_was_never_written(sample_repo: Repo):
     assert missing[0]["label"].startswith("docs/workflow/roles/code-context/")
     text = CliRunner().invoke(cli, args).stdout
     assert "input_packets: MISSING handoff_packet docs/workflow/roles/code-context/" in text
+
+
+def test_a_story_walks_the_reply_thread_from_its_first_message(sample_repo: Repo):
+    from labnote_index.provenance import story
+
+    db = sample_repo.index()
+    thread = story(db, "20260904-maria-ops-retention-scope")["thread"]
+    assert [(m["depth"], m["message_id"]) for m in thread][:3] == [
+        (0, "20260903-maria-ops-retention-kickoff"),
+        (1, "20260903-claude-retention-ack"),
+        (2, "20260904-maria-ops-retention-scope"),
+    ]
