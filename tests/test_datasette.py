@@ -395,3 +395,9 @@ def test_a_story_page_of_a_handoff_packet_and_of_hostile_text(index: Path):
 def test_record_rows_link_to_their_story(index: Path):
     (page,) = fetch(index, "/sample/packets")
     assert 'class="labnote-story"' in page.text
+
+
+def test_findings_link_their_file_to_its_story(index: Path):
+    (page,) = fetch(index, "/sample/findings")
+    body = page.text[page.text.index("<table") :]
+    assert body.count('class="labnote-story"') >= 7  # every finding on a record or packet

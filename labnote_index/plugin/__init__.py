@@ -105,6 +105,7 @@ def render_cell(
         return None
     names_a_node = (
         (table in LINKED_TABLES and column == "file")
+        or (table == "findings" and column == "file" and value.endswith(".json"))  # a record
         or (table == "handoff_packets" and column in ("packet_dir", "manifest"))
         or (table is None and column in QUERY_LINKED_COLUMNS)
     )
