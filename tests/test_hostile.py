@@ -617,3 +617,44 @@ def test_odd_ids_and_paths_cannot_write_lines_of_their_own(sample_repo: Repo, tm
     assert "\n::error" not in lineage.stdout and "\x1b" not in lineage.stdout
     artifact = sqlite_utils.Database(db)["artifacts"].get("../../../../etc/passwd")
     assert artifact["status"] == "unsafe" and artifact["body"] is None  # never read
+
+
+def test_a_revision_with_symlinks_is_read_without_following_them(history: Repo, tmp_path: Path):
+    from labnote_index.git import materialize
+
+    from .conftest import git
+
+    (history.root / "registry/packets/2026/outside.json").symlink_to("/etc/hostname")
+    (history.root / "registry/packets/2026/alias.json").symlink_to(Path(PACKET).name)
+    run = history.root / "tools/run.sh"
+    run.parent.mkdir()
+    run.write_text("#!/bin/sh\n")
+    run.chmod(0o755)
+    git(history.root, "add", "-A")
+    git(history.root, "commit", "-q", "-m", "links")
+    dest = tmp_path / "tree"
+    materialize(history.root, "HEAD", dest)
+    assert os.readlink(dest / "registry/packets/2026/outside.json") == "/etc/hostname"
+    assert (dest / "registry/packets/2026/alias.json").is_symlink()
+    assert os.access(dest / "tools/run.sh", os.X_OK)
+    assert (dest / PACKET).read_bytes() == (history.root / PACKET).read_bytes()
+    _, found = check_json(history.root, "--db", history.db_path, "--base", "HEAD")
+    outside = [f for f in found if f["file"] == "registry/packets/2026/outside.json"]
+    assert outside and "symlink points outside" in outside[0]["message"]
+
+
+def test_packet_file_problems_come_and_go_with_incremental_builds(
+    sample_repo: Repo, tmp_path: Path
+):
+    from .conftest import content
+
+    packet = sample_repo.root / ARCHITECT
+    os.mkfifo(packet / "pipe")
+    sample_repo.index()
+    (packet / "pipe").unlink()
+    (packet / "pipe").write_text("a file now\n")
+    (packet / "decisions.md").write_text("edited\n")
+    incremental = sample_repo.index()
+    assert errors_by_file(incremental, "file_unreadable").get(f"{ARCHITECT}/pipe") is None
+    build_index(sample_repo.root, tmp_path / "full.db", full=True)
+    assert content(incremental) == content(sqlite_utils.Database(tmp_path / "full.db"))
