@@ -401,3 +401,13 @@ def test_findings_link_their_file_to_its_story(index: Path):
     (page,) = fetch(index, "/sample/findings")
     body = page.text[page.text.index("<table") :]
     assert body.count('class="labnote-story"') >= 7  # every finding on a record or packet
+
+
+def test_row_pages_link_the_artifact(index: Path):
+    from datasette.utils import tilde_encode
+
+    packet = "registry/packets/2026/20260908-gemini-retention-brief.json"
+    (page,) = fetch(index, f"/sample/packets/{tilde_encode(packet)}")
+    assert page.status_code == 200
+    artifact = "datadrops/2026/20260908-gemini-retention-brief.md"
+    assert f'href="/sample/artifacts/{tilde_encode(artifact)}"' in page.text

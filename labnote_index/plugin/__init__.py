@@ -25,6 +25,8 @@ from ..schema import RECORD_TABLES
 from .graph import GraphvizMissing, lineage_svg
 
 LINKED_TABLES = {"records", *RECORD_TABLES}
+# Columns naming an artifact: linked to its artifacts row (on row pages too).
+ARTIFACT_COLUMNS = {"artifact_path", "path", "signoff_path", "profile_path"}
 # The ID column of each record table, and the records table's.
 ID_COLUMNS = {"records": "record_id", **{rt.table: rt.id_field for rt in RECORD_TYPES.values()}}
 # Columns of query results that name a record or packet (the canned queries').
@@ -109,6 +111,11 @@ def render_cell(
         or (table == "handoff_packets" and column in ("packet_dir", "manifest"))
         or (table is None and column in QUERY_LINKED_COLUMNS)
     )
+    if table in LINKED_TABLES and column in ARTIFACT_COLUMNS:
+        from datasette.utils import tilde_encode
+
+        url = datasette.urls.row(database, "artifacts", tilde_encode(value))
+        return Markup('<a href="{}">{}</a>').format(url, value)
     node = value if names_a_node else None
     if table in ID_COLUMNS and column == ID_COLUMNS[table] and row is not None:
         try:
