@@ -298,12 +298,13 @@ def fix(
     fixable = {
         c.id for c in catalogue(transitions=False) if c.fix and (not chosen or c.id in chosen)
     }
+    still, had = set(after), set(before)  # findings are hashable: no list scans
     return FixReport(
         planned,
         True,
-        gone=[f for f in before if f not in after],
+        gone=[f for f in before if f not in still],
         remaining=[f for f in after if f.check in fixable],
-        appeared=[f for f in after if f not in before],
+        appeared=[f for f in after if f not in had],
     )
 
 

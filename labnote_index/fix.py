@@ -135,7 +135,7 @@ def _unsafe(repair: Repair, repo: Path, packets: set[str]) -> str | None:
             return f"{path} is not a path inside the repository"
         if parts[-1] == PACKET_LOCK or parts[-1] == HANDOFF_MANIFEST:
             return f"{path} belongs to a handoff packet: never rewritten"
-        if any(path == p or path.startswith(p + "/") for p in packets if p) or "" in packets:
+        if any(p == "" or path == p or path.startswith(p + "/") for p in packets):
             return f"{path} lies in a handoff packet directory, which is immutable once handed on"
         current = repo
         for part in parts[:-1]:  # no directory on the way is a symlink

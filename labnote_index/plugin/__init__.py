@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -176,22 +177,33 @@ def _row_url(datasette: Any, database: str, node: dict[str, Any]) -> str:
     return datasette.urls.row(database, "records", tilde_encode(node["node"]))
 
 
-async def lineage_page(datasette: Any, request: Any) -> Response:
+async def _for_node(
+    datasette: Any, request: Any, page: str, compute: Callable[[sqlite_utils.Database, str], Any]
+) -> tuple[str, Any] | Response:
+    """(database, what ``compute`` found for the page's node), or the help page when
+    the node is missing, too long to be a name, or names nothing."""
     database = request.url_vars["database"]
     if not _is_index(datasette, database):
-        raise NotFound(f"{database} is not a labnote index: lineage pages are for labnote indexes")
-    db = datasette.get_database(database)
+        raise NotFound(f"{database} is not a labnote index: {page} pages are for labnote indexes")
     key = request.args.get("node", "")
     if not key.strip() or len(key) > MAX_NODE_NAME:
         return await _lineage_help(datasette, request, database, key)
-
-    def compute(conn: Any) -> dict[str, Any]:
-        return provenance.lineage(sqlite_utils.Database(conn), key, "both")
-
     try:
-        tree = await db.execute_fn(compute)
+        found = await datasette.get_database(database).execute_fn(
+            lambda conn: compute(sqlite_utils.Database(conn), key)
+        )
     except provenance.NodeNotFound:
         return await _lineage_help(datasette, request, database, key)
+    return database, found
+
+
+async def lineage_page(datasette: Any, request: Any) -> Response:
+    found = await _for_node(
+        datasette, request, "lineage", lambda db, key: provenance.lineage(db, key, "both")
+    )
+    if isinstance(found, Response):
+        return found
+    database, tree = found
 
     for direction in ("up", "down"):
         for b in provenance.branches_in_order(tree[direction]):
@@ -236,20 +248,10 @@ def _page(html: str, status: int = 200) -> Response:
 
 async def story_page(datasette: Any, request: Any) -> Response:
     """One page that tells a record's (or handoff packet's) whole story."""
-    database = request.url_vars["database"]
-    if not _is_index(datasette, database):
-        raise NotFound(f"{database} is not a labnote index: story pages are for labnote indexes")
-    key = request.args.get("node", "")
-    if not key.strip() or len(key) > MAX_NODE_NAME:
-        return await _lineage_help(datasette, request, database, key)
-
-    def compute(conn: Any) -> dict[str, Any]:
-        return provenance.story(sqlite_utils.Database(conn), key)
-
-    try:
-        info = await datasette.get_database(database).execute_fn(compute)
-    except provenance.NodeNotFound:
-        return await _lineage_help(datasette, request, database, key)
+    found = await _for_node(datasette, request, "story", provenance.story)
+    if isinstance(found, Response):
+        return found
+    database, info = found
     tree = info["tree"]
     tree["row_url"] = _row_url(datasette, database, tree)
     try:
