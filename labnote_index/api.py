@@ -147,6 +147,7 @@ def check(
         if base is not None or head is not None:
             with _revisions(target, base, head, db_path, full, jobs, progress) as base_db:
                 revisions.check_transitions(db_path, base_db)
+                revisions.record_changes(db_path, base_db, str(base))
         else:
             build(
                 target,
@@ -219,7 +220,7 @@ def diff(
     """What changed from ``base`` to ``head`` (default: the working tree), record
     by record; the head is indexed into ``db`` (or a temporary index)."""
     with index_file(db) as db_path, _revisions(Path(repo), base, head, db_path, jobs=jobs) as old:
-        return [Change(**row) for row in revisions.diff(db_path, old)]
+        return [Change(**row) for row in revisions.record_changes(db_path, old, base)]
 
 
 def views(db: Path | str) -> dict[str, str]:

@@ -44,7 +44,7 @@ from .tempfiles import remove_abandoned, temp_name
 from .text import findings_phrase, plural
 
 # Bump when the tables change: an index of another format is rebuilt in full.
-INDEX_FORMAT = 4
+INDEX_FORMAT = 5
 
 
 # Tables holding rows made from one file, and the column naming that file
@@ -190,6 +190,9 @@ class _Build:
             resolve_references(db, changed)
             store_cycles(db)
             db.table("generated_views").delete_where()
+            # A comparison's changes describe the index it was made with, not this one.
+            db.table("changes").delete_where()
+            db.table("build_info").delete_where("key = 'base'")
             # Views describe the whole registry, not a chosen few files; they are
             # worked out only for a repository that commits them (to find stale ones).
             if not files and db.table("files").count_where("kind = 'view'"):

@@ -240,7 +240,8 @@ def check(
     With REPO the index is built first (same arguments as build); with only
     --db the existing index is checked again. With --base REV the repository
     is also compared with that revision, read from git objects without a
-    checkout.
+    checkout; the index keeps what changed (its changes table, and each
+    record's story page in serve).
 
     Exit status: 0 when nothing at or above --fail-on was found; 1 when
     something was; 2 on a usage error, an unreadable repository, a bad
@@ -427,7 +428,8 @@ def diff_command(repo: Path, base: str, head: str | None, db_path: Path, fmt: st
 
     Records and handoff packets added and removed, status changes, moves,
     references added and removed, and other edits. The head is indexed into
-    --db; the base is read from git objects without a checkout.
+    --db, which keeps the changes too (for serve's story pages); the base is
+    read from git objects without a checkout.
     """
     rows = [vars(c) for c in api.diff(repo, base, head, db=db_path)]
     if fmt == "json":

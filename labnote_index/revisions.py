@@ -166,6 +166,19 @@ def diff(db_path: Path, base_db: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def record_changes(db_path: Path, base_db: Path, base: str) -> list[dict[str, Any]]:
+    """What changed since ``base`` (as ``diff``), kept in the head index's
+    ``changes`` table, so that a record's story can tell its history."""
+    rows = diff(db_path, base_db)
+    db = sqlite_utils.Database(db_path)
+    with db.conn:
+        db.table("changes").delete_where()
+        db.table("changes").insert_all(rows)
+        db.table("build_info").insert({"key": "base", "value": base}, replace=True)
+    db.close()
+    return rows
+
+
 def _edited_fields(row: dict[str, Any], base_json: str | None, head_json: str | None) -> list:
     """One 'edited' row per top-level field whose value changed (status has a row of
     its own)."""

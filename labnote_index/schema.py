@@ -7,6 +7,9 @@ did not resolve is an orphan, which the checks find with plain SQL.
 
 from __future__ import annotations
 
+from importlib import resources
+from typing import Any
+
 import sqlite_utils
 
 from .formats import (
@@ -21,6 +24,19 @@ from .formats import (
 from .models import column_types
 
 RECORD_TABLES = [rt.table for rt in RECORD_TYPES.values()]
+# The key metadata.yml uses for the database; a served file may have any name.
+METADATA_DATABASE = "labnote"
+
+
+def described_index() -> dict[str, Any]:
+    """The packaged metadata.yml: what each table and column is for, and how
+    Datasette pages sort and facet them (the ``x-`` keys are notes, left out)."""
+    import yaml  # only builds and servers read it
+
+    text = (resources.files("labnote_index") / "metadata.yml").read_text(encoding="utf-8")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser when built
+    return {k: v for k, v in yaml.load(text, Loader=loader).items() if not k.startswith("x-")}
+
 
 # Views that name a relationship for people browsing the index.
 VIEWS = {
@@ -190,6 +206,21 @@ def create_tables(db: sqlite_utils.Database) -> None:
         {"file": str, "json": str}, pk="file", foreign_keys=[("file", "files", "path")]
     )
     db.table("generated_views").create({"path": str, "sha256": str, "content": str}, pk="path")
+    # What changed since a base revision, when the index was built by a comparison
+    # (check or diff with --base; build_info names the base); empty otherwise.
+    db.table("changes").create(
+        {
+            "id": int,
+            "change": str,
+            "record_type": str,
+            "record_id": str,
+            "file": str,
+            "field": str,
+            "before": str,
+            "after": str,
+        },
+        pk="id",
+    )
     db.table("records").create(
         {
             "file": str,
@@ -425,12 +456,32 @@ def create_indexes(db: sqlite_utils.Database) -> None:
     db.table("input_packets").create_index(["manifest"])
     db.table("packet_locks").create_index(["packet_dir"])
     db.table("locked_files").create_index(["lock_file"])
+    db.table("changes").create_index(["file"])
+    db.table("changes").create_index(["record_type", "record_id"])
+    _index_browsed_columns(db)
     for name, sql in VIEWS.items():
         db.create_view(name, sql, replace=True)
     # Full-text search for Datasette's search box; the triggers keep it in
     # step when an incremental build deletes and re-inserts rows.
     for table, columns in FTS_COLUMNS.items():
         db.table(table).enable_fts(columns, create_triggers=True, replace=True)
+
+
+def _index_browsed_columns(db: sqlite_utils.Database) -> None:
+    """An index on each column a table page sorts or facets on (metadata.yml), so
+    that a page of a 17,500-row table is index searches, not a sort and a scan."""
+    tables = described_index()["databases"][METADATA_DATABASE]["tables"]
+    existing = set(db.table_names())  # not views, nor tables later steps create
+    for name, described in tables.items():
+        if name not in existing:
+            continue
+        table = db.table(name)
+        wanted = [*described.get("facets", [])]
+        wanted += [described[key] for key in ("sort", "sort_desc") if key in described]
+        leading = set(table.pks) | {index.columns[0] for index in table.indexes}
+        for column in dict.fromkeys(wanted):
+            if column not in leading:
+                table.create_index([column])
 
 
 def _create_format_tables(db: sqlite_utils.Database) -> None:

@@ -5,23 +5,18 @@ from __future__ import annotations
 import socket
 import threading
 import webbrowser
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from datasette.app import Datasette
 
 from .errors import LabnoteError
-
-# The key metadata.yml uses for the database; a served file may have any name.
-METADATA_DATABASE = "labnote"
+from .schema import METADATA_DATABASE, described_index
 
 
 def load_metadata(database: str = METADATA_DATABASE) -> dict[str, Any]:
     """The packaged metadata.yml, applied to the database called ``database``."""
-    text = (resources.files("labnote_index") / "metadata.yml").read_text(encoding="utf-8")
-    metadata = {k: v for k, v in yaml.safe_load(text).items() if not k.startswith("x-")}
+    metadata = described_index()
     metadata["databases"] = {database: metadata["databases"][METADATA_DATABASE]}
     return metadata
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ import sqlite_utils
 from bench.generate import generate
 from labnote_index.api import build as build_index
 from labnote_index.progress import Progress
+from labnote_index.serve import make_datasette
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_REPO = ROOT / "sample_repo"
@@ -83,6 +85,16 @@ class Repo:
     def index(self, **kwargs: Any) -> sqlite_utils.Database:
         build_index(self.root, self.db_path, **kwargs)
         return sqlite_utils.Database(self.db_path)
+
+
+def fetch(db_path: Path, *paths: str) -> list[Any]:
+    """GET each path from one Datasette instance over the index; the responses."""
+
+    async def run() -> list[Any]:
+        ds = make_datasette(db_path)
+        return [await ds.client.get(path) for path in paths]
+
+    return asyncio.run(run())
 
 
 @pytest.fixture(scope="session")

@@ -17,9 +17,9 @@ import sqlite_utils
 
 from labnote_index.api import build as build_index
 from labnote_index.registry_views import render_views, write_views
-from labnote_index.serve import load_metadata, make_datasette
+from labnote_index.serve import load_metadata
 
-from .conftest import ROOT, SAMPLE_REPO
+from .conftest import ROOT, SAMPLE_REPO, fetch
 
 XSS = "<script>alert(1)</script>"
 XSS_ID = "20260920-mallory-xss-probe"
@@ -50,16 +50,6 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_views(render_views(sqlite_utils.Database(db_path)), root / "registry")
     build_index(root, db_path)
     return db_path
-
-
-def fetch(db_path: Path, *paths: str) -> list[Any]:
-    """GET each path from one Datasette instance; return the responses."""
-
-    async def run() -> list[Any]:
-        ds = make_datasette(db_path)
-        return [await ds.client.get(path) for path in paths]
-
-    return asyncio.run(run())
 
 
 def query(db_path: Path, name: str, **params: str) -> list[dict[str, Any]]:
@@ -196,7 +186,8 @@ def test_hostile_text_is_escaped_everywhere(index: Path):
         index,
         "/sample/messages",
         f"/sample/messages/{row_path}",
-        "/sample/artifacts?_search=Probe",
+        "/sample/artifacts?_search=Probe&_all_columns=1",  # bodies whole, escaped
+        "/sample/search_artifacts?words=Probe",  # and as passages
         f"/sample?sql=select+summary,+notes+from+messages+where+message_id='{XSS_ID}'",
         f"/sample/cited_by?id={XSS_ID}",
         f"/sample/-/lineage?node={XSS_ID}",
@@ -259,7 +250,6 @@ def test_an_empty_search_is_no_search(index: Path):
 
 
 def test_the_plugin_leaves_other_databases_alone(tmp_path: Path):
-    import asyncio
 
     from datasette.app import Datasette
 
@@ -411,3 +401,63 @@ def test_row_pages_link_the_artifact(index: Path):
     assert page.status_code == 200
     artifact = "datadrops/2026/20260908-gemini-retention-brief.md"
     assert f'href="/sample/artifacts/{tilde_encode(artifact)}"' in page.text
+
+
+def header_columns(page: Any) -> list[str]:
+    table = page.text[page.text.index('<table class="rows-and-columns">') :]
+    return re.findall(r'<th [^>]*data-column="([^"]+)"', table[: table.index("</thead>")])
+
+
+def test_record_table_pages_hide_constant_columns_until_asked(index: Path):
+    (packets, everything, records, json_page) = fetch(
+        index,
+        "/sample/packets",
+        "/sample/packets?_all_columns=1&_sort=topic",
+        "/sample/records",
+        "/sample/packets.json?_size=1",
+    )
+    shown = header_columns(packets)
+    assert "packet_id" in shown and "record_type" not in shown and "schema_version" not in shown
+    assert "Show all columns (with record_type, schema_version)" in packets.text
+    assert "_all_columns=1" in html.unescape(packets.text)
+    assert {"record_type", "schema_version"} <= set(header_columns(everything))
+    assert "record_type" in header_columns(records)  # where it tells rows apart
+    assert "schema_version" in json_page.json()["columns"]  # the JSON API is whole
+
+
+def test_artifact_table_pages_leave_bodies_to_row_pages(index: Path):
+    (page,) = fetch(index, "/sample/artifacts")
+    assert "body" not in header_columns(page) and "sha256" in header_columns(page)
+
+
+def test_a_plain_artifact_search_shows_passages(index: Path):
+    (search, filtered) = fetch(
+        index, "/sample/artifacts?_search=retention", "/sample/artifacts?_search=x&status=present"
+    )
+    assert search.status_code == 302
+    assert search.headers["location"] == "/sample/search_artifacts?words=retention"
+    assert filtered.status_code == 200  # a search with filters stays a table search
+
+
+def test_row_pages_list_only_the_tables_that_link_to_them(index: Path):
+    from datasette.utils import tilde_encode
+
+    packet = "registry/packets/2026/20260908-gemini-retention-brief.json"
+    (page,) = fetch(index, f"/sample/records/{tilde_encode(packet)}")
+    links = page.text[page.text.index("Links from other tables") :]
+    assert "from file in packets" in links
+    assert not re.search(r">\s*0 rows</a>", links)
+    assert "from file in messages" not in links
+
+
+def test_columns_pages_sort_and_facet_on_are_indexed(index: Path):
+    db = sqlite_utils.Database(index)
+    tables = load_metadata("sample")["databases"]["sample"]["tables"]
+    for name, described in tables.items():
+        if name not in db.table_names() or name == "findings":  # a view; a few rows
+            continue
+        table = db.table(name)
+        leading = set(table.pks) | {i.columns[0] for i in table.indexes}
+        wanted = [*described.get("facets", [])]
+        wanted += [described[k] for k in ("sort", "sort_desc") if k in described]
+        assert set(wanted) <= leading, f"{name}: {set(wanted) - leading} not indexed"

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from labnote_index.catalogue import load_checks
 from labnote_index.cli import cli
 
-from .conftest import SAMPLE_REPO, Repo, git, run_diff
+from .conftest import SAMPLE_REPO, Repo, fetch, git, run_diff
 
 TRANSITION_CHECKS = {c.id for c in load_checks("checks/transitions")}
 
@@ -228,3 +228,25 @@ def test_unknown_revision_is_a_usage_error(history: Repo):
     )
     assert result.exit_code == 2
     assert "no-such-branch" in result.output
+
+
+def test_a_story_tells_what_changed_since_the_base(history: Repo):
+    history.edit(P5, status="in_review", topic="Benchmarks, revised")
+    transition_findings(history)  # check --base REV --db: the index keeps the changes
+    (page, unchanged) = fetch(
+        history.db_path,
+        f"/{history.db_path.stem}/-/story?node={P5}",
+        f"/{history.db_path.stem}/-/story?node={P1}",
+    )
+    history_part = page.text[page.text.index("<h2>History</h2>") :]
+    assert "Since <code>base</code>" in history_part
+    assert "in_review" in history_part and "Benchmarks, revised" in history_part
+    assert "Unchanged since <code>base</code>" in unchanged.text
+    # A plain build describes one revision again: no history left over.
+    result = CliRunner().invoke(cli, ["build", str(history.root), "--db", str(history.db_path)])
+    assert result.exit_code == 0, result.output
+    (page,) = fetch(history.db_path, f"/{history.db_path.stem}/-/story?node={P5}")
+    assert (
+        "This index holds one revision" in page.text
+        and "Benchmarks, revised" not in (page.text[page.text.index("<h2>History</h2>") :])
+    )
