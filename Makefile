@@ -1,6 +1,6 @@
 # Two commands get a newcomer running: `make demo` and `make test`.
 # Both need only python3 and make; everything else is installed here
-# (a virtual environment from PyPI, Graphviz and Chromium from Debian's packages).
+# (a virtual environment from PyPI; for the browser test, Chromium from Debian's packages).
 
 PYTHON ?= python3
 VENV := .venv
@@ -12,7 +12,7 @@ PORT ?= 8001
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq
 
-.PHONY: demo test lint install graphviz chromium clean readme
+.PHONY: demo test lint install chromium clean readme
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,24 +22,20 @@ $(INSTALLED): pyproject.toml
 
 install: $(INSTALLED)
 
-# Graphviz draws the lineage pictures; Chromium runs the browser tests.
-graphviz:
-	@command -v dot >/dev/null 2>&1 || { echo "Installing graphviz (Debian)"; \
-	  $(SUDO) apt-get update -qq && $(APT_INSTALL) graphviz >/dev/null; }
-
+# Chromium runs the browser tests.
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { echo "Installing chromium (Debian)"; \
 	  $(SUDO) apt-get update -qq && $(APT_INSTALL) chromium >/dev/null; }
 
 ## Index sample_repo/, report what is wrong with it, then browse it in Datasette.
-demo: $(INSTALLED) graphviz
+demo: $(INSTALLED)
 	$(BIN)/labnote-index build sample_repo --db $(DEMO_DB)
 	@$(BIN)/labnote-index check --db $(DEMO_DB) || \
 	  echo "(check exits $$? because sample_repo has planted defects: sample_repo/DEFECTS.md)"
 	$(BIN)/labnote-index serve $(DEMO_DB) --port $(PORT)
 
 ## Lint, format check, type check, then the whole test suite.
-test: lint graphviz chromium
+test: lint chromium
 	$(BIN)/pytest
 
 lint: $(INSTALLED)

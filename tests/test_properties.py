@@ -23,6 +23,7 @@ from labnote_index.api import build as build_index
 from labnote_index.cli import cli
 from labnote_index.cycles import on_cycles
 from labnote_index.formats import RECORD_TYPES
+from labnote_index.text import shown
 
 from .conftest import CONFORMANCE, assert_every_problem_is_a_finding
 
@@ -181,3 +182,73 @@ def test_cycle_members_are_the_nodes_that_reach_themselves(edges: list[tuple[int
     members = [n for component in found for n in component]
     assert len(members) == len(set(members))
     assert set(members) == {n for n in graph if reaches_itself(n)}
+
+
+# Lineage trees as the provenance module makes them: branches in two directions,
+# each a record, a repeated record, or a missing one, some cut short ("+N more").
+branch_specs = st.lists(
+    st.tuples(
+        st.integers(min_value=0, max_value=60),  # parent: any earlier branch, or the record
+        st.sampled_from(["up", "down"]),
+        st.sampled_from(["record", "repeated", "missing"]),
+        st.text(min_size=1, max_size=60),  # label: anything, markup included
+        st.integers(min_value=0, max_value=3),  # more
+    ),
+    max_size=40,
+)
+
+
+def _tree(specs: list) -> tuple[dict, list[dict]]:
+    tree: dict = {"node": "start.json", "kind": "packet", "label": "<b>start</b>", "status": None}
+    tree["up"], tree["down"] = [], []
+    made: list[dict] = []
+    for n, (parent, direction, what, label, more) in enumerate(specs):
+        branch = {
+            "node": None if what == "missing" else f"n{n}.json",
+            "kind": "missing" if what == "missing" else "message",
+            "expected": "message",
+            "label": label,
+            "status": "open",
+            "via": ["reply_to"],
+            "repeated": what == "repeated",
+            "missing": what == "missing",
+            "more": more if what == "record" else 0,
+            "children": [],
+        }
+        owners = [b for b in made if b["direction"] == direction and b["kind"] != "missing"]
+        owners = [b for b in owners if not b["repeated"] and not b["more"]]
+        if owners and parent % (len(owners) + 1):
+            owners[parent % (len(owners) + 1) - 1]["children"].append(branch)
+        else:
+            tree[direction].append(branch)
+        branch["direction"] = direction
+        made.append(branch)
+    return tree, made
+
+
+@given(branch_specs)
+def test_a_lineage_picture_is_well_formed_and_no_boxes_overlap(specs: list):
+    import xml.etree.ElementTree as ET
+
+    from labnote_index.plugin.graph import lineage_svg
+
+    tree, made = _tree(specs)
+    svg = lineage_svg(tree, lambda node: f"/db/-/lineage?node={node}&x=<1>")
+    root = ET.fromstring(svg)  # well-formed: no label became markup
+    ns = "{http://www.w3.org/2000/svg}"
+    rects = [
+        tuple(float(r.get(k)) for k in ("x", "y", "width", "height"))
+        for r in root.iter(f"{ns}rect")
+    ]
+    assert len(rects) == 1 + len(made)  # every record, repeated or missing, has its box
+    for i, (x, y, w, h) in enumerate(rects):
+        for x2, y2, w2, h2 in rects[i + 1 :]:
+            assert x + w <= x2 or x2 + w2 <= x or y + h <= y2 or y2 + h2 <= y
+    titles = [t.text for t in root.iter(f"{ns}title")]
+    for b in made:
+        tooltip = f"not in the index: {b['label']}" if b["missing"] else b["node"]
+        assert shown(tooltip) in titles
+    links = [a.get("href") for a in root.iter(f"{ns}a")]
+    drawn_more = sum(1 for b in made if b["more"])
+    assert len(links) == 1 + sum(not b["missing"] for b in made) + drawn_more
+    assert all(link.endswith("&x=<1>") for link in links)  # escaped once, read back whole

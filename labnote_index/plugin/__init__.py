@@ -23,7 +23,7 @@ from .. import provenance
 from ..formats import RECORD_TYPES
 from ..paths import parent_dir
 from ..schema import RECORD_TABLES
-from .graph import GraphvizMissing, lineage_svg
+from .graph import lineage_svg
 
 LINKED_TABLES = {"records", *RECORD_TABLES}
 # Columns naming an artifact: linked to its artifacts row (on row pages too).
@@ -213,6 +213,10 @@ dl.column-descriptions { max-height: 6em; overflow-y: auto; font-size: 0.85em;
   border: 1px solid #e5e7eb; padding: 0.3em 0.6em; }
 td.col-message, td.col-hint, td.col-summary, td.col-notes { min-width: 16em;
   white-space: normal; }
+.labnote-graph { overflow: auto; border: 1px solid #e5e7eb; padding: 8px; margin: 1em 0; }
+.labnote-graph a { text-decoration: none; }
+.labnote-graph a:hover rect { stroke-width: 2.5; }
+.labnote-missing { color: #b91c1c; }
 """
 
 
@@ -280,18 +284,13 @@ async def lineage_page(datasette: Any, request: Any) -> Response:
             b["row_url"] = _row_url(datasette, database, b)
             b["lineage_url"] = lineage_url(datasette, database, b["node"])
     tree["row_url"] = _row_url(datasette, database, tree)
-    try:
-        svg = lineage_svg(tree, lambda node: lineage_url(datasette, database, node))
-        graph_error = None
-    except GraphvizMissing as exc:
-        svg, graph_error = None, str(exc)
+    svg = lineage_svg(tree, lambda node: lineage_url(datasette, database, node))
     html = await datasette.render_template(
         "labnote_lineage.html",
         {
             "database": database,
             "tree": tree,
-            "svg": Markup(svg) if svg else None,
-            "graph_error": graph_error,
+            "svg": Markup(svg),
         },
         request=request,
     )
@@ -322,10 +321,7 @@ async def story_page(datasette: Any, request: Any) -> Response:
     database, info = found
     tree = info["tree"]
     tree["row_url"] = _row_url(datasette, database, tree)
-    try:
-        svg = lineage_svg(tree, lambda node: page_url(datasette, database, "story", node))
-    except GraphvizMissing:
-        svg = None
+    svg = lineage_svg(tree, lambda node: page_url(datasette, database, "story", node))
 
     def story(node: str | None) -> str | None:
         return page_url(datasette, database, "story", node) if node else None
@@ -336,7 +332,7 @@ async def story_page(datasette: Any, request: Any) -> Response:
             "database": database,
             "info": info,
             "tree": tree,
-            "svg": Markup(svg) if svg else None,
+            "svg": Markup(svg),
             "story": story,
             "lineage_url": lineage_url(datasette, database, info["node"]),
         },
