@@ -32,6 +32,12 @@ ARTIFACT_COLUMNS = {"artifact_path", "path", "signoff_path", "profile_path"}
 ID_COLUMNS = {"records": "record_id", **{rt.table: rt.id_field for rt in RECORD_TYPES.values()}}
 # Columns of query results that name a record or packet (the canned queries').
 QUERY_LINKED_COLUMNS = {"node", "packet_dir", "file", "source_file"}
+LINKED_COLUMNS = {
+    "manifest",
+    *ARTIFACT_COLUMNS,
+    *ID_COLUMNS.values(),
+    *QUERY_LINKED_COLUMNS,
+}
 
 # On a page that draws repository data, no script runs but Datasette's own
 # inline ones, allowed by their hashes (record text is escaped, so it can never
@@ -173,7 +179,9 @@ def render_cell(
     """Story and lineage links beside every record and packet: on the ID of each
     table row (the key column is Datasette's own link to the row page), on the
     file of row pages, and on the names in query results."""
-    if not isinstance(value, str) or not value or not _is_index(datasette, database):
+    if column not in LINKED_COLUMNS or not isinstance(value, str) or not value:
+        return None  # most cells of a page: nothing to look at
+    if not _is_index(datasette, database):
         return None
     names_a_node = (
         (table in LINKED_TABLES and column == "file")
