@@ -20,6 +20,7 @@ from .parallel import run_sharded
 from .parse import NotRegularFile, hash_file, read_error
 from .paths import Sandbox, displayable, lstat_key, parent_dir
 from .resolve import delete_in
+from .schema import Inserts
 
 # Artifact bodies above this size are accounted for (size, hash) but not stored.
 MAX_ARTIFACT_BODY = 1024 * 1024
@@ -95,9 +96,12 @@ class ArtifactWriter:
 
     def write(self, target: sqlite_utils.Database, paths: Sequence[str], advance: Any) -> None:
         # Bodies are written as they are read, a batch at a time: never all in memory.
+        inserts = Inserts(target)
         for start in range(0, len(paths), 500):
-            batch = [artifact_row(self.sandbox, path) for path in paths[start : start + 500]]
-            target.table("artifacts").insert_all(batch, batch_size=500)
+            inserts.insert(
+                "artifacts",
+                [artifact_row(self.sandbox, path) for path in paths[start : start + 500]],
+            )
 
 
 def _unchanged(sandbox: Sandbox, path: str, size: int, mtime_ns: int, status: str) -> bool:
@@ -206,4 +210,4 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
                 listed(packet_dir, rel, None, hashed.size, st.st_mtime_ns, hashed.sha256)
     for packet_dir, rel in [k for k in present if k not in keep] + changed:
         db.execute("DELETE FROM handoff_files WHERE packet_dir = ? AND path = ?", [packet_dir, rel])
-    db.table("handoff_files").insert_all(fresh, batch_size=500)
+    Inserts(db).insert("handoff_files", fresh)

@@ -29,6 +29,7 @@ from .formats import (
 from .models import MODELS, validate
 from .parse import ParsedFile, Problem, as_text, hash_file, read_error, read_record_file
 from .paths import FileStat, Sandbox, displayable, lstat_key, parent_dir, storable
+from .schema import Inserts
 
 # Per record type, worked out once: its columns, and its reference fields with
 # whether each holds a list of IDs (derivative_of names two target types).
@@ -38,7 +39,7 @@ REFERENCE_FIELDS = {
     for name in RECORD_TYPES
 }
 
-# Rows held before they are written: enough to keep sqlite-utils calls few,
+# Rows held before they are written: enough to keep INSERT calls few,
 # few enough that memory does not grow with the repository.
 BATCH_SIZE = 5000
 
@@ -54,10 +55,10 @@ class Rows:
         self.tables.setdefault(table, []).append(row)
         self.count += 1
 
-    def flush(self, db: sqlite_utils.Database) -> None:
+    def flush(self, inserts: Inserts) -> None:
         for table, rows in self.tables.items():
             if rows:
-                db.table(table).insert_all(rows, batch_size=1000)
+                inserts.insert(table, rows)
         self.tables.clear()
         self.count = 0
 
@@ -76,14 +77,14 @@ class FileLoader:
         progress: Callable[[int], None] | None = None,
     ) -> None:
         """Load these files and write their rows into ``db``, a batch at a time."""
-        rows = Rows()
+        rows, inserts = Rows(), Inserts(db)
         for item in items:
             self.load(item, rows)
             if rows.count >= BATCH_SIZE:
-                rows.flush(db)
+                rows.flush(inserts)
             if progress:
                 progress(1)
-        rows.flush(db)
+        rows.flush(inserts)
 
     def load(self, found: DiscoveredFile, rows: Rows) -> None:
         path = found.path

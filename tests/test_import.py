@@ -477,3 +477,43 @@ def test_each_legacy_spelling_is_indexed_under_its_canonical_column(
     rows = list(db.query("SELECT legacy_field, canonical_field FROM legacy_fields"))
     assert rows == [{"legacy_field": legacy, "canonical_field": canonical}]
     assert [f["check"] for f in findings_of(db)] == ["legacy_spelling"]
+
+
+def table_contents(db_path: Path) -> dict[str, list[tuple]]:
+    """Every row of every table, in row id order, with each value's SQLite type."""
+    conn = sqlite3.connect(db_path)
+    tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    contents = {}
+    for name in tables:
+        columns = [row[1] for row in conn.execute(f"PRAGMA table_info([{name}])")]
+        typed = ", ".join(f"[{c}], typeof([{c}])" for c in columns)
+        try:
+            rows = conn.execute(f"SELECT {typed} FROM [{name}] ORDER BY rowid").fetchall()
+        except sqlite3.OperationalError:  # a table without row ids (full-text search's)
+            rows = sorted(conn.execute(f"SELECT {typed} FROM [{name}]").fetchall(), key=repr)
+        contents[name] = rows
+    conn.close()
+    return contents
+
+
+def test_prepared_inserts_build_the_index_sqlite_utils_builds(
+    repo: Repo, sample_repo: Repo, monkeypatch: pytest.MonkeyPatch
+):
+    """The fast insert path writes, row for row and type for type, what sqlite-utils'
+    insert_all wrote before it, on a clean repository and on bad input of every kind."""
+    from labnote_index.schema import Inserts
+
+    for name, (raw, _) in BAD_INPUTS.items():
+        repo.write(f"registry/packets/2026/bad-{name}.json", raw.decode("utf-8", "replace"))
+    big = json.loads((repo.root / sorted(json_files(repo.root))[0]).read_text())
+    big.update(schema_version=2**70, tags=["a", {"nested": ["é", 1.5, None]}], extra_field=[1])
+    repo.write("registry/packets/2026/big.json", json.dumps(big))
+    for target in (repo, sample_repo):
+        build_index(target.root, target.db_path, full=True)
+        fast = table_contents(target.db_path)
+        with monkeypatch.context() as patch:
+            patch.setattr(
+                Inserts, "insert", lambda self, table, rows: self.db.table(table).insert_all(rows)
+            )
+            build_index(target.root, target.db_path, full=True)
+        assert table_contents(target.db_path) == fast

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import sqlite_utils
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -252,3 +253,45 @@ def test_a_lineage_picture_is_well_formed_and_no_boxes_overlap(specs: list):
     drawn_more = sum(1 for b in made if b["more"])
     assert len(links) == 1 + sum(not b["missing"] for b in made) + drawn_more
     assert all(link.endswith("&x=<1>") for link in links)  # escaped once, read back whole
+
+
+# Values as row shaping leaves them: JSON values from records (integers SQLite
+# can hold: larger ones are kept as their digits, a str), and paths and messages.
+row_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=8,
+)
+
+
+@given(st.lists(st.dictionaries(st.sampled_from(["a", "b", "c"]), row_values), max_size=20))
+def test_prepared_inserts_write_what_sqlite_utils_writes(rows: list[dict]):
+    import sqlite_utils
+
+    from labnote_index.schema import Inserts
+
+    ours, theirs = sqlite_utils.Database(memory=True), sqlite_utils.Database(memory=True)
+    for db in (ours, theirs):
+        db.table("t").create({"id": int, "a": str, "b": int, "c": str}, pk="id")
+    Inserts(ours).insert("t", rows)
+    theirs.table("t").insert_all(rows)
+    read = "SELECT id, a, typeof(a), b, typeof(b), c, typeof(c) FROM t ORDER BY id"
+    assert ours.execute(read).fetchall() == theirs.execute(read).fetchall()
+
+
+def test_prepared_inserts_refuse_a_key_no_column_has():
+    import sqlite_utils
+
+    from labnote_index.schema import Inserts
+
+    db = sqlite_utils.Database(memory=True)
+    db.table("t").create({"id": int, "a": str}, pk="id")
+    with pytest.raises(ValueError, match="no column for"):
+        Inserts(db).insert("t", [{"a": "x", "typo": 1}])
+    assert db.table("t").count == 0
