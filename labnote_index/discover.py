@@ -10,6 +10,7 @@ never entered, and directory symlinks are never followed (but for a
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -107,7 +108,9 @@ def discover(repo: Path, entered: Callable[[str], None] | None = None) -> Iterat
                 if listed:
                     try:
                         st = entry.stat(follow_symlinks=False)
-                        key = FileStat(st.st_size, st.st_mtime_ns, is_link)
+                        key = FileStat(
+                            st.st_size, st.st_mtime_ns, is_link, stat.S_ISREG(st.st_mode)
+                        )
                     except OSError:  # gone since the listing: the loader says so
                         key = None
                     kind = SYMLINKED_DIRECTORY if linked_dir else classify(rel)

@@ -20,6 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+try:  # a speed-up only: every answer is the same without it
+    import orjson
+except ImportError:  # pragma: no cover - installed with the package
+    orjson = None  # type: ignore[assignment]
+
 # Records are a few kilobytes; anything this large is not a record and is not
 # read into memory (it is still hashed, in chunks, so the file is accounted for).
 MAX_RECORD_BYTES = 4 * 1024 * 1024
@@ -116,22 +121,56 @@ def hash_file(path: Path | str, keep_up_to: int = 0) -> Hashed:
     (NotRegularFile for anything but a regular file)."""
     digest = hashlib.sha256()
     size = 0
-    kept: bytearray | None = bytearray() if keep_up_to else None
+    kept: list[bytes] | None = [] if keep_up_to else None
     fd, st = open_regular(path)
-    with open(fd, "rb") as handle:
-        while chunk := handle.read(1 << 20):
+    try:
+        # os.read straight from the descriptor: a file object per file costs more
+        # than reading a small file does. The first read asks for all of it.
+        want = min(st.st_size + 1, 1 << 20)
+        while chunk := os.read(fd, want):
             digest.update(chunk)
             size += len(chunk)
             if kept is not None and size <= keep_up_to:
-                kept += chunk
+                kept.append(chunk)
             else:
                 kept = None
-    content = bytes(kept) if kept is not None else None
+            want = 1 << 20
+    finally:
+        os.close(fd)
+    content = b"".join(kept) if kept is not None else None
     return Hashed(size, digest.hexdigest(), content, st.st_nlink)
 
 
-def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[Problem], str]:
-    """Decode raw bytes as one strict JSON value.
+# What the fast path leaves to the strict parser: any escape (a lone surrogate
+# can only be written as one), and a number of 19 digits or more (an integer
+# that may not fit in 64 bits, which orjson would round into a float).
+_LONG_NUMBER = re.compile(r"[0-9]{19}")
+
+
+def _plain_object(raw: bytes, text: str) -> dict[str, Any] | None:
+    """The object ``text`` holds when no strict check can apply to it, parsed by
+    orjson (seven times faster than ``json`` with the hooks the checks need);
+    None when the strict parser must look.
+
+    Without a backslash every quote delimits a string, so each key is the one
+    place a quote is followed by a colon: with one object only, as many of
+    those as the object has keys means no key appeared twice. NaN, Infinity,
+    a byte order mark and bad UTF-8 make orjson fail, and so go to the strict
+    parser too."""
+    if orjson is None or "\\" in text or text.count("{") != 1 or _LONG_NUMBER.search(text):
+        return None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(value, dict) or text.count('":') != len(value):
+        return None
+    return value
+
+
+def parse_json_bytes(raw: bytes, fast: bool = True) -> tuple[Any, str | None, list[Problem], str]:
+    """Decode raw bytes as one strict JSON value (``fast``: through orjson when
+    that gives the same answer, see ``_plain_object``).
 
     Returns (value, fatal_error, problems, decoded text).
     """
@@ -149,6 +188,9 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None, list[Problem], str]:
         return None, f"not valid UTF-8 (byte {exc.start}): save the file as UTF-8", problems, ""
     if not text.strip():
         return None, "file is empty: a record is one JSON object", problems, text
+    plain = _plain_object(raw, text) if fast else None
+    if plain is not None:
+        return plain, None, problems, text
 
     duplicates: list[str] = []
     too_big: list[str] = []
@@ -285,17 +327,25 @@ def read_record_file(path: Path | str) -> ParsedFile:
     """Read a file that should hold one JSON object. Never raises for bad content;
     raises OSError when the file cannot be read (see ``read_error``)."""
     fd, st = open_regular(path)
-    with open(fd, "rb") as handle:
-        if st.st_size > MAX_RECORD_BYTES:
-            handle.close()
-            size, digest, _, _ = hash_file(path)  # in chunks, never whole in memory
-            return ParsedFile(
-                size=size,
-                sha256=digest,
-                error=f"file is {size} bytes, over the {MAX_RECORD_BYTES} byte limit for a "
-                "record; it was not read",
-            )
-        raw = handle.read()
+    try:
+        # At most one byte over the limit is read: a file that grew since its
+        # stat is still never read whole into memory.
+        parts, got, want = [], 0, min(st.st_size + 1, MAX_RECORD_BYTES + 1)
+        while got <= MAX_RECORD_BYTES and (chunk := os.read(fd, want)):
+            parts.append(chunk)
+            got += len(chunk)
+            want = MAX_RECORD_BYTES + 1 - got
+    finally:
+        os.close(fd)
+    if got > MAX_RECORD_BYTES:
+        size, digest, _, _ = hash_file(path)  # in chunks, never whole in memory
+        return ParsedFile(
+            size=size,
+            sha256=digest,
+            error=f"file is {size} bytes, over the {MAX_RECORD_BYTES} byte limit for a "
+            "record; it was not read",
+        )
+    raw = parts[0] if len(parts) == 1 else b"".join(parts)
     parsed = ParsedFile(size=len(raw), sha256=hashlib.sha256(raw).hexdigest())
     value, error, problems, text = parse_json_bytes(raw)
     parsed.problems = problems

@@ -79,6 +79,7 @@ class FileStat(NamedTuple):  # a tuple: one is made for every file, every build
     size: int
     mtime_ns: int
     is_link: bool
+    is_regular: bool = False  # a regular file itself (not through a symlink)
 
 
 def lstat_key(path: Path | str) -> FileStat | None:
@@ -87,4 +88,4 @@ def lstat_key(path: Path | str) -> FileStat | None:
         st = os.lstat(path)
     except OSError:
         return None
-    return FileStat(st.st_size, st.st_mtime_ns, stat.S_ISLNK(st.st_mode))
+    return FileStat(st.st_size, st.st_mtime_ns, stat.S_ISLNK(st.st_mode), stat.S_ISREG(st.st_mode))

@@ -157,7 +157,7 @@ class FileLoader:
         if not self.sandbox.inside(path, key.is_link):
             target = os.readlink(full) if key.is_link else "a directory outside"
             return f"symlink points outside the repository (to {target}); it was not read"
-        if not os.path.isfile(full):
+        if not key.is_regular and not os.path.isfile(full):  # a link is followed here
             if kind == UNLISTED:
                 return (
                     "directory could not be listed, so the files in it are not indexed: "

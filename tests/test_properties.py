@@ -295,3 +295,43 @@ def test_prepared_inserts_refuse_a_key_no_column_has():
     with pytest.raises(ValueError, match="no column for"):
         Inserts(db).insert("t", [{"a": "x", "typo": 1}])
     assert db.table("t").count == 0
+
+
+@st.composite
+def record_texts(draw: st.DrawFn) -> bytes:
+    """Record-like JSON as people and tools write it: any spacing and escaping,
+    with now and then what only the strict parser handles (a repeated key, NaN,
+    a number beyond 64 bits, a byte order mark, a lone surrogate escape)."""
+    value = draw(st.dictionaries(st.text(max_size=6), json_values, max_size=6))
+    text = json.dumps(
+        value,
+        ensure_ascii=draw(st.booleans()),
+        indent=draw(st.sampled_from([None, 2])),
+        separators=draw(st.sampled_from([(",", ":"), (", ", ": "), (",", " : ")])),
+    )
+    extra = draw(
+        st.sampled_from(
+            [
+                "",
+                '"dup": 1, "dup": 2',
+                '"n": NaN',
+                '"big": 123456789012345678901',
+                '"u": 18446744073709551615',
+                '"s": "\\ud800"',
+                '"x": -0.0',
+                '"f": 1e400',
+            ]
+        )
+    )
+    if extra:
+        text = "{" + extra + ("," + text[1:] if value else "}")
+    raw = text.encode()
+    return (b"\xef\xbb\xbf" + raw) if draw(st.booleans()) and draw(st.booleans()) else raw
+
+
+@given(record_texts())
+def test_the_fast_parse_path_answers_as_the_strict_parser(raw: bytes):
+    from labnote_index.parse import parse_json_bytes
+
+    fast, strict = parse_json_bytes(raw, fast=True), parse_json_bytes(raw, fast=False)
+    assert repr(fast) == repr(strict)  # repr tells 1 from 1.0 and -0.0 from 0.0
