@@ -102,6 +102,7 @@ def build(
         progress=progress,
         jobs=jobs,
         check=catalogue_.run_checks,
+        check_fingerprint=catalogue_.fingerprint(),
     )
 
 

@@ -31,7 +31,12 @@ from . import registry_views as views
 from .cycles import store_cycles
 from .discover import DiscoveredFile, classify, discover, named_files
 from .errors import LabnoteError
-from .files import refresh_artifacts, refresh_packet_files
+from .files import (
+    artifacts_unchanged,
+    packet_files_unchanged,
+    refresh_artifacts,
+    refresh_packet_files,
+)
 from .formats import RECORD_TYPES
 from .index_file import APPLICATION_ID, check_index_path
 from .parallel import default_jobs, run_sharded, start_workers_early
@@ -113,6 +118,7 @@ def build_index(
     progress: Progress | None = None,
     jobs: int | None = None,
     check: Callable[[sqlite_utils.Database], object] | None = None,
+    check_fingerprint: str | None = None,
 ) -> BuildResult:
     """Index ``repo`` into ``db_path``, replacing it only once the new index is complete.
 
@@ -122,7 +128,9 @@ def build_index(
     (silent by default). ``jobs`` is the most processes to read with (default:
     the cores available, up to four). ``check`` runs over the new index before
     it replaces the old one: the façade passes the check catalogue, so that an
-    index is never without its findings (the build itself knows no checks).
+    index is never without its findings (the build itself knows no checks),
+    and ``check_fingerprint``, which changes when the checks do: an index of an
+    unchanged repository, checked by the same checks, is left as it is.
     """
     repo = Path(repo)
     jobs = default_jobs() if jobs is None else jobs
@@ -143,10 +151,14 @@ def build_index(
     if jobs > 1 and not incremental and not files:
         start_workers_early()  # a full build of a large repository will want them
     found = named_files(files) if files else list(discover(repo, sandbox.entered))
-    build = _Build(sandbox, found, settings, jobs, progress or SILENT, check)
+    checks = check_fingerprint if check is not None else None
+    build = _Build(sandbox, found, settings, jobs, progress or SILENT, check, checks)
     try:
         if incremental:
             try:
+                current = _unchanged_index(db_path, build)
+                if current is not None:
+                    return current
                 return build.run(db_path, incremental=True)
             except sqlite3.DatabaseError as exc:  # a damaged index: start again
                 result = build.run(db_path, incremental=False)
@@ -167,13 +179,16 @@ class _Build:
     jobs: int
     progress: Progress
     check: Callable[[sqlite_utils.Database], object] | None
+    check_fingerprint: str | None
+    # (to read again, removed) against the index, when already compared
+    changes: tuple[list[DiscoveredFile], list[str]] | None = None
 
     def run(self, db_path: Path, incremental: bool) -> BuildResult:
         sandbox, files = self.sandbox, self.settings["files"]
         with _atomic_database(db_path, start_from=db_path if incremental else None) as db:
             changed = None  # the files read again or removed, on an incremental build
             if incremental:
-                to_read, removed = _changes(db, sandbox, self.found)
+                to_read, removed = self.changes or _changes(db, sandbox, self.found)
                 changed = [displayable(f.path) for f in to_read] + removed
                 _forget(db, changed)
             else:
@@ -201,10 +216,39 @@ class _Build:
                 self.check(db)
             row = {"key": "settings", "value": json.dumps(self.settings)}
             db.table("build_info").insert(row, replace=True)
+            db.table("build_info").delete_where("key = 'checks'")
+            if self.check is not None and self.check_fingerprint is not None:
+                row = {"key": "checks", "value": self.check_fingerprint}
+                db.table("build_info").insert(row, replace=True)
             result = _result(db, db_path)
             result.incremental = incremental
             result.reread, result.removed = len(to_read), len(removed)
             return result
+
+
+def _unchanged_index(db_path: Path, build: _Build) -> BuildResult | None:
+    """The result of the index as it stands, when building it again would write
+    the same rows: no file, artifact or packet file changed since, and it was
+    checked by the same checks. None when it must be built (again, incrementally).
+    Read without writing: the comparison that finds a change is not repeated,
+    ``build.changes`` carries it to the build."""
+    db = sqlite_utils.Database(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True))
+    try:
+        checked = db.execute("SELECT value FROM build_info WHERE key = 'checks'").fetchone()
+        if build.check_fingerprint is None or checked != (build.check_fingerprint,):
+            return None  # checked by other checks (or to be built without)
+        build.changes = _changes(db, build.sandbox, build.found)
+        if any(build.changes) or db.table("build_info").count_where("key = 'base'"):
+            return None
+        if not artifacts_unchanged(db, build.sandbox) or not packet_files_unchanged(
+            db, build.sandbox
+        ):
+            return None
+        result = _result(db, db_path)
+        result.incremental = True
+        return result
+    finally:
+        db.close()
 
 
 def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:

@@ -14,6 +14,7 @@ Adding a check means adding a file; nothing here names one.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -78,6 +79,17 @@ def load_checks(catalogue: str = "checks") -> list[Check]:
         if entry.name.endswith(".sql")
     )
     return [parse_check(name[: -len(".sql")], text) for name, text in found]
+
+
+def fingerprint(checks: list[Check] | None = None) -> str:
+    """What the findings of an index depend on besides its rows: the checks'
+    text. An unchanged repository needs its checks run again only when this
+    changes (a new version of the package, an edited check)."""
+    checks = load_checks() if checks is None else checks
+    digest = hashlib.sha256()
+    for check in checks:
+        digest.update(check.sql.encode())
+    return digest.hexdigest()
 
 
 def catalogue() -> list[Check]:

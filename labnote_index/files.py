@@ -9,9 +9,9 @@ target lies outside is reported, not read.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlite_utils
 
@@ -104,6 +104,13 @@ class ArtifactWriter:
             )
 
 
+def artifacts_unchanged(db: sqlite_utils.Database, sandbox: Sandbox) -> bool:
+    """Whether every stored artifact row still describes what is on disk (the
+    records naming them being unchanged too, no other artifact is wanted)."""
+    rows = db.execute("SELECT path, size, mtime_ns, status FROM artifacts")
+    return all(_unchanged(sandbox, *row) for row in rows)
+
+
 def _unchanged(sandbox: Sandbox, path: str, size: int, mtime_ns: int, status: str) -> bool:
     """Whether a stored artifact row still describes what is on disk (asked of
     every artifact on every incremental build, so one lstat and no more)."""
@@ -135,34 +142,53 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
     cannot vouch for what it points to), a FIFO or device, a file that
     cannot be read. Directories are walked with a stack, not recursion.
     """
+    fresh: list[dict[str, Any]] = []
+    gone: list[tuple[str, str]] = []
+    for key, entry in _packet_file_changes(db, sandbox):
+        gone.append(key)  # a row stored for it, if any, is replaced
+        if entry is None:
+            continue  # no longer there
+        row: dict[str, Any] = {"packet_dir": key[0], "path": key[1], "size": None}
+        row.update(mtime_ns=None, sha256=None, error=entry if isinstance(entry, str) else None)
+        if not isinstance(entry, str):
+            try:
+                hashed = hash_file(entry.path)
+                row.update(size=hashed.size, mtime_ns=entry.mtime_ns, sha256=hashed.sha256)
+            except OSError as exc:
+                row["error"] = read_error(exc)
+        fresh.append(row)
+    for packet_dir, rel in gone:
+        db.execute("DELETE FROM handoff_files WHERE packet_dir = ? AND path = ?", [packet_dir, rel])
+    Inserts(db).insert("handoff_files", fresh)
+
+
+def packet_files_unchanged(db: sqlite_utils.Database, sandbox: Sandbox) -> bool:
+    """Whether ``handoff_files`` describes every packet directory as it is now."""
+    return next(_packet_file_changes(db, sandbox), None) is None
+
+
+class _Found(NamedTuple):
+    path: str
+    mtime_ns: int
+
+
+def _packet_file_changes(
+    db: sqlite_utils.Database, sandbox: Sandbox
+) -> Iterator[tuple[tuple[str, str], _Found | str | None]]:
+    """Each packet file whose row must change, keyed (packet_dir, path): a file
+    to hash (new, or its size or time changed), why it cannot be hashed (when
+    that is not what is stored already), or None when it is no longer there."""
     stored = {
-        (r["packet_dir"], r["path"]): (r["size"], r["mtime_ns"])
-        for r in db.query(
-            "SELECT packet_dir, path, size, mtime_ns FROM handoff_files WHERE error IS NULL"
+        (packet_dir, path): (size, mtime_ns, error)
+        for packet_dir, path, size, mtime_ns, error in db.execute(
+            "SELECT packet_dir, path, size, mtime_ns, error FROM handoff_files"
         )
     }
-    present = {
-        (r["packet_dir"], r["path"]) for r in db.query("SELECT packet_dir, path FROM handoff_files")
-    }
-    fresh: list[dict[str, Any]] = []
-    keep: set[tuple[str, str]] = set()
-    changed = []
+    seen: set[tuple[str, str]] = set()
 
-    def listed(
-        packet_dir: str,
-        rel: str,
-        error: str | None = None,
-        size: int | None = None,
-        mtime_ns: int | None = None,
-        sha256: str | None = None,
-    ) -> None:
-        """A file read anew (or that could not be read): its row replaces any stored."""
-        key = (packet_dir, displayable(rel))
-        keep.add(key)
-        if key in present:
-            changed.append(key)
-        row = {"packet_dir": packet_dir, "path": key[1], "size": size, "mtime_ns": mtime_ns}
-        fresh.append(row | {"sha256": sha256, "error": error})
+    def unreadable(key: tuple[str, str], why: str) -> bool:
+        seen.add(key)
+        return stored.get(key) != (None, None, why)
 
     for packet_dir in packet_dirs(db):
         top = sandbox.path(packet_dir)
@@ -175,15 +201,17 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
                 with os.scandir(directory) as listing:
                     entries = sorted(listing, key=lambda e: e.name)
             except OSError:
-                listed(
-                    packet_dir,
-                    rel_top.rstrip("/"),
+                key = (packet_dir, displayable(rel_top.rstrip("/")))
+                why = (
                     "directory could not be listed, so the files in it are not indexed: "
-                    "make it readable",
+                    "make it readable"
                 )
+                if unreadable(key, why):
+                    yield key, why
                 continue
             for entry in entries:
                 rel = f"{rel_top}{entry.name}"
+                key = (packet_dir, displayable(rel))
                 if entry.is_dir(follow_symlinks=False):
                     if not entry.name.startswith("."):
                         pending.append((entry.path, rel + "/"))
@@ -191,23 +219,21 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
                 try:
                     if entry.is_symlink():
                         target = displayable(os.readlink(entry.path))
-                        listed(
-                            packet_dir,
-                            rel,
+                        why = (
                             f"a symlink (to {target}): never followed in a packet, which must "
-                            "hold its files itself; put the file here",
+                            "hold its files itself; put the file here"
                         )
+                        if unreadable(key, why):
+                            yield key, why
                         continue
                     st = entry.stat(follow_symlinks=False)
-                    key = (packet_dir, displayable(rel))
-                    if stored.get(key) == (st.st_size, st.st_mtime_ns):
-                        keep.add(key)  # as stored
-                        continue
-                    hashed = hash_file(entry.path)
                 except OSError as exc:
-                    listed(packet_dir, rel, read_error(exc))
+                    if unreadable(key, read_error(exc)):
+                        yield key, read_error(exc)
                     continue
-                listed(packet_dir, rel, None, hashed.size, st.st_mtime_ns, hashed.sha256)
-    for packet_dir, rel in [k for k in present if k not in keep] + changed:
-        db.execute("DELETE FROM handoff_files WHERE packet_dir = ? AND path = ?", [packet_dir, rel])
-    Inserts(db).insert("handoff_files", fresh)
+                seen.add(key)
+                before = stored.get(key)
+                if before is None or before[:2] != (st.st_size, st.st_mtime_ns) or before[2]:
+                    yield key, _Found(entry.path, st.st_mtime_ns)
+    for key in stored.keys() - seen:
+        yield key, None

@@ -114,3 +114,39 @@ def test_a_damaged_index_is_rebuilt_in_full(repo: Repo, tmp_path: Path):
     assert content(sqlite_utils.Database(repo.db_path)) == content(
         sqlite_utils.Database(tmp_path / "full.db")
     )
+
+
+def written(db_path: Path) -> tuple[int, int]:
+    st = db_path.stat()
+    return st.st_ino, st.st_mtime_ns
+
+
+def test_an_unchanged_repository_leaves_the_index_as_it_is(repo: Repo, tmp_path: Path):
+    packet = "docs/workflow/roles/architect/reports/milestone-1/packet-v001"
+    (repo.root / packet / "linked.md").symlink_to("report.md")  # an error row, every build
+    build_index(repo.root, repo.db_path)
+    before = written(repo.db_path)
+    again = build_index(repo.root, repo.db_path)
+    assert again.incremental and again.reread == 0
+    assert written(repo.db_path) == before  # not copied, checked or replaced
+    assert again.files == build_index(repo.root, tmp_path / "full.db", full=True).files
+
+    # Anything the index holds changing means a build: an artifact alone...
+    artifact = repo.load(repo.first("registry/packets/*/*.json"))["path"]
+    repo.write(artifact, "# Rewritten body\n")
+    build_index(repo.root, repo.db_path)
+    assert written(repo.db_path) != before
+    assert_same_as_full(repo, tmp_path)
+    # ... a file in a handoff packet alone ...
+    before = written(repo.db_path)
+    repo.write(f"{packet}/report.md", "edited after the lock\n")
+    build_index(repo.root, repo.db_path)
+    assert written(repo.db_path) != before
+    assert_same_as_full(repo, tmp_path)
+    # ... or other checks: an index is never left with findings of checks it no longer has.
+    from labnote_index.build import build_index as build_with
+    from labnote_index.catalogue import run_checks
+
+    before = written(repo.db_path)
+    build_with(repo.root, repo.db_path, check=run_checks, check_fingerprint="other checks")
+    assert written(repo.db_path) != before
