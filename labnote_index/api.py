@@ -11,12 +11,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
 from . import catalogue as catalogue_
-from . import fix as fixes
 from . import git, revisions
 from . import provenance as lineage_
 from . import registry_views as views_
@@ -25,6 +24,9 @@ from .errors import LabnoteError
 from .index_file import check_index_path, index_damage, indexed_repository
 from .progress import Progress
 from .tempfiles import temporary_directory
+
+if TYPE_CHECKING:
+    from . import fix as fixes
 
 DEFAULT_DB = "labnote.db"
 DIRECTIONS = lineage_.DIRECTIONS
@@ -277,22 +279,25 @@ def fix(
 ) -> FixReport:
     """Plan the mechanical repairs of ``repo``'s findings (only those of ``checks``,
     when given); with ``apply``, carry them out, then index and check again."""
+    from .fix import apply as apply_fixes  # only this command writes to the repository
+    from .fix import plan as plan_fixes
+
     repo = Path(repo)
     chosen = set(checks) if checks else None
     with index_file(db) as db_path:
         build(repo, db_path, jobs=jobs)
         before = findings(db_path)
-        planned = fixes.plan(open_index(db_path), repo, chosen)
+        planned = plan_fixes(open_index(db_path), repo, chosen)
         if not apply or not planned.repairs:
             return FixReport(planned, False, [], [], [])
-        fixes.apply(planned, repo)
+        apply_fixes(planned, repo)
         build(repo, db_path, jobs=jobs)
         # Records moved or renamed change what committed views should say: those
         # views are written anew in a second pass (when view_stale is among the fixes).
         if chosen is None or "view_stale" in chosen:
-            views_pass = fixes.plan(open_index(db_path), repo, {"view_stale"})
+            views_pass = plan_fixes(open_index(db_path), repo, {"view_stale"})
             if views_pass.repairs:
-                fixes.apply(views_pass, repo)
+                apply_fixes(views_pass, repo)
                 planned.repairs += views_pass.repairs
                 planned.refusals += views_pass.refusals
                 build(repo, db_path, jobs=jobs)

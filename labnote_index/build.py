@@ -27,7 +27,6 @@ from typing import Any
 
 import sqlite_utils
 
-from . import registry_views as views
 from .cycles import store_cycles
 from .discover import DiscoveredFile, classify, discover, named_files
 from .errors import LabnoteError
@@ -43,7 +42,6 @@ from .parallel import default_jobs, run_sharded, start_workers_early
 from .paths import Sandbox, displayable, lstat_key, parent_dir
 from .progress import SILENT, Progress
 from .resolve import delete_in, resolve_references
-from .rows import FileLoader
 from .schema import create_indexes, create_tables
 from .tempfiles import remove_abandoned, temp_name
 from .text import findings_phrase, plural
@@ -184,6 +182,11 @@ class _Build:
     changes: tuple[list[DiscoveredFile], list[str]] | None = None
 
     def run(self, db_path: Path, incremental: bool) -> BuildResult:
+        # Imported here: a build that finds nothing changed needs neither
+        # pydantic nor the views (a tenth of a second of imports).
+        from . import registry_views as views
+        from .rows import FileLoader
+
         sandbox, files = self.sandbox, self.settings["files"]
         with _atomic_database(db_path, start_from=db_path if incremental else None) as db:
             changed = None  # the files read again or removed, on an incremental build

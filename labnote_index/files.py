@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import sqlite_utils
 
-from .models import SAFE_PATH_RE
+from .formats import SAFE_PATH_RE
 from .parallel import run_sharded
 from .parse import NotRegularFile, hash_file, read_error
 from .paths import Sandbox, displayable, lstat_key, parent_dir

@@ -9,7 +9,11 @@ the rules in SQL literals.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# The schema's safe_path: no leading "/", no ".." segment, a closed character set.
+SAFE_PATH_RE = re.compile(r"^(?!/)(?!.*(?:^|/)\.\.(?:/|$))[A-Za-z0-9._/-]+$")
 
 
 @dataclass(frozen=True)

@@ -29,13 +29,12 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from .formats import SAFE_PATH_RE
 from .parse import Problem
 
 ARTIFACT_ID_RE = re.compile(r"^[0-9]{8}-[a-z0-9][a-z0-9-]*$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 VISITOR_ID_RE = re.compile(r"^[a-z][a-z0-9-]*-[0-9]{8}-[0-9]{4}-[a-z0-9][a-z0-9-]*-[0-9]{2}$")
-# The schema's safe_path: no leading "/", no ".." segment, a closed character set.
-SAFE_PATH_RE = re.compile(r"^(?!/)(?!.*(?:^|/)\.\.(?:/|$))[A-Za-z0-9._/-]+$")
 RFC3339_RE = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
 )

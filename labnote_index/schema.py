@@ -23,7 +23,6 @@ from .formats import (
     STATUS_TRANSITIONS,
     VALIDATION_CHECKS,
 )
-from .models import column_types
 
 RECORD_TABLES = [rt.table for rt in RECORD_TYPES.values()]
 # The key metadata.yml uses for the database; a served file may have any name.
@@ -216,6 +215,8 @@ _LAST = ("record_type", "schema_version")
 
 def record_columns(record_type: str, id_field: str) -> dict[str, type]:
     """The columns of a record type's table, in the order people read them."""
+    from .models import column_types  # pydantic: only when tables are made
+
     fields = column_types(record_type)
     first = [id_field, *(f for f in _FIRST if f in fields)]
     rest = [f for f in fields if f not in first and f not in _LAST]

@@ -150,3 +150,31 @@ def test_an_unchanged_repository_leaves_the_index_as_it_is(repo: Repo, tmp_path:
     before = written(repo.db_path)
     build_with(repo.root, repo.db_path, check=run_checks, check_fingerprint="other checks")
     assert written(repo.db_path) != before
+
+
+def test_builds_import_only_what_they_use(repo: Repo):
+    """A build never imports the web side; one that finds nothing changed not
+    even pydantic (its models are for reading files)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from labnote_index.cli import cli; "
+        "sys.argv = ['labnote-index', 'build', sys.argv[1], '--db', sys.argv[2]]\n"
+        "try: cli()\n"
+        "except SystemExit: pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('datasette', 'pydantic', 'uvicorn', 'jinja2')))"
+    )
+    loaded = []
+    for _ in range(2):  # a full build, then one with nothing to do
+        run = subprocess.run(
+            [sys.executable, "-c", code, str(repo.root), str(repo.db_path)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        loaded.append(run.stdout.strip())
+    full, nothing_to_do = loaded
+    assert "datasette" not in full and "uvicorn" not in full and "pydantic" in full
+    assert nothing_to_do == "[]"
