@@ -141,10 +141,11 @@ def hash_file(path: Path | str, keep_up_to: int = 0) -> Hashed:
     return Hashed(size, digest.hexdigest(), content, st.st_nlink)
 
 
-# What the fast path leaves to the strict parser: any escape (a lone surrogate
-# can only be written as one), and a number of 19 digits or more (an integer
-# that may not fit in 64 bits, which orjson would round into a float).
-_LONG_NUMBER = re.compile(r"[0-9]{19}")
+# orjson reads an integer beyond 64 bits as a float: a number this large, of
+# either kind, is left to the strict parser, which keeps such integers exactly.
+_LARGE = 2.0**63
+# A key written with space before its colon: the count of keys below misses it.
+_SPACED_KEY = re.compile(r'"[ \t\r\n]+:')
 
 
 def _plain_object(raw: bytes, text: str) -> dict[str, Any] | None:
@@ -153,19 +154,36 @@ def _plain_object(raw: bytes, text: str) -> dict[str, Any] | None:
     None when the strict parser must look.
 
     Without a backslash every quote delimits a string, so each key is the one
-    place a quote is followed by a colon: with one object only, as many of
-    those as the object has keys means no key appeared twice. NaN, Infinity,
+    place a quote is followed by a colon: with one object only, and no space
+    before a colon, as many of those as the object has keys means no key
+    appeared twice. NaN, Infinity,
     a byte order mark and bad UTF-8 make orjson fail, and so go to the strict
-    parser too."""
-    if orjson is None or "\\" in text or text.count("{") != 1 or _LONG_NUMBER.search(text):
+    parser too, as does any number too large for SQLite."""
+    if orjson is None or "\\" in text or text.count("{") != 1 or _SPACED_KEY.search(text):
         return None
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(value, dict) or text.count('":') != len(value):
+    if not isinstance(value, dict) or text.count('":') != len(value) or _large_number(value):
         return None
     return value
+
+
+def _large_number(value: dict[str, Any]) -> bool:
+    """Whether an object (of scalars and arrays) holds a number SQLite's 64-bit
+    integers cannot hold, at any depth (without recursion)."""
+    pending = [value.values()]
+    while pending:
+        for item in pending.pop():
+            kind = type(item)
+            if kind is list:
+                pending.append(item)
+            elif (kind is int and item not in SQLITE_INTEGERS) or (
+                kind is float and abs(item) >= _LARGE
+            ):
+                return True
+    return False
 
 
 def parse_json_bytes(raw: bytes, fast: bool = True) -> tuple[Any, str | None, list[Problem], str]:
