@@ -119,11 +119,13 @@ def run_sharded(
     jobs: int,
     advance: Advance | None = None,
     method: str | None = None,
+    weight: Callable[[T], int] | None = None,
 ) -> None:
     """``write`` every item into ``db``, over up to ``jobs`` processes: this one and
     workers started by ``method`` (default ``start_method()``).
 
     ``tables`` are those ``write`` fills: they are copied from each shard.
+    ``weight`` tells what an item costs (default: all alike); shares are cut by it.
     """
     jobs = max(1, min(jobs, len(items) // MIN_PART))
     if jobs == 1:
@@ -132,10 +134,8 @@ def run_sharded(
     # This process writes an equal share straight into the index; the rest is cut
     # into a few chunks per worker, so that a worker that finishes early takes
     # more while a slower one is still at work.
-    first = -(-len(items) // jobs)
+    chunks = _shares(items, weight or (lambda _: 1), jobs)
     workers = jobs - 1
-    size = -(-(len(items) - first) // (workers * CHUNKS_PER_JOB))
-    chunks = [items[:first]] + [items[i : i + size] for i in range(first, len(items), size)]
     context = multiprocessing.get_context(method or start_method())
     if context.get_start_method() == "forkserver":
         start_workers_early()
@@ -161,6 +161,28 @@ def run_sharded(
                 _merge(db, shard, tables)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _shares(items: Sequence[T], weight: Callable[[T], int], jobs: int) -> list[Sequence[T]]:
+    """Contiguous chunks of ``items``: the first (this process's) a ``jobs``-th of the
+    total weight, the rest cut into CHUNKS_PER_JOB per worker of equal weight."""
+    weights = [weight(item) for item in items]
+    total = sum(weights)
+    first = total / jobs
+    rest = (total - first) / ((jobs - 1) * CHUNKS_PER_JOB)
+    # A chunk ends where the running total passes its boundary: errors do not add up.
+    bounds = iter([first + n * rest for n in range((jobs - 1) * CHUNKS_PER_JOB)])
+    bound = next(bounds)
+    chunks: list[Sequence[T]] = []
+    start, held = 0, 0
+    for i, w in enumerate(weights):
+        held += w
+        if held >= bound and i + 1 < len(items):
+            chunks.append(items[start : i + 1])
+            start = i + 1
+            bound = next(bounds, math.inf)
+    chunks.append(items[start:])
+    return chunks
 
 
 def _result(future: Future[int]) -> int:

@@ -33,6 +33,8 @@ METADATA_DATABASE = "labnote"
 # object from a record) has it written as JSON text, as sqlite-utils does.
 _BOUND_AS_IS = {str, int, float, bool, bytes, type(None)}
 _CONTAINERS = {dict, list, tuple}
+# json.dumps with these options builds an encoder on every call; one will do.
+_as_json = json.JSONEncoder(ensure_ascii=False, default=repr).encode
 
 
 class Inserts:
@@ -71,10 +73,7 @@ def _bound(row: dict[str, Any], columns: list[str], known: set[str]) -> tuple[An
     values = tuple(map(row.get, columns))
     if _BOUND_AS_IS.issuperset(map(type, values)):  # the common case, decided in C
         return values
-    return tuple(
-        json.dumps(v, default=repr, ensure_ascii=False) if type(v) in _CONTAINERS else v
-        for v in values
-    )
+    return tuple(_as_json(v) if type(v) in _CONTAINERS else v for v in values)
 
 
 def described_index() -> dict[str, Any]:

@@ -143,3 +143,18 @@ def test_cpu_quota_as_the_kernel_writes_it(quota: str, period: str, cpus: float 
 
 def test_default_jobs_stay_within_the_machine():
     assert 1 <= parallel.default_jobs() <= min(parallel.MAX_JOBS, os.cpu_count() or 1)
+
+
+def test_shares_are_cut_by_weight_not_by_count():
+    from labnote_index.parallel import CHUNKS_PER_JOB, _shares
+
+    # Large files first, then many small ones: equal counts would be far from equal work.
+    items = [100_000] * 100 + [1_000] * 4_900
+    chunks = _shares(items, lambda w: w, jobs=3)
+    assert [w for chunk in chunks for w in chunk] == items  # contiguous, in order, all
+    assert len(chunks) == 1 + 2 * CHUNKS_PER_JOB
+    total = sum(items)
+    assert abs(sum(chunks[0]) - total / 3) <= 100_000  # a third of the work, within one item
+    assert len(chunks[0]) < 100  # so few files: a third by count would be 1,667
+    rest = [sum(c) for c in chunks[1:]]
+    assert max(rest) - min(rest) <= 2 * 100_000  # each boundary within one item
