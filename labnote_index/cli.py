@@ -368,7 +368,9 @@ def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
 @click.option("--open", "open_browser", is_flag=True, help="Open a web browser on the index.")
 def serve_command(db_path: Path, port: int, host: str, open_browser: bool) -> None:
     """Browse an index in Datasette: described tables, canned provenance queries,
-    full-text search and lineage graphs. The database is opened read-only."""
+    full-text search and lineage graphs. The database is opened read-only; a
+    build meanwhile writes a new file in its place, so the server goes on
+    answering from the index it opened (restart it to serve the rebuild)."""
     api.serve(db_path, host, port, open_browser)
 
 

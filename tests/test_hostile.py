@@ -658,3 +658,87 @@ def test_packet_file_problems_come_and_go_with_incremental_builds(
     assert errors_by_file(incremental, "file_unreadable").get(f"{ARCHITECT}/pipe") is None
     build_index(sample_repo.root, tmp_path / "full.db", full=True)
     assert content(incremental) == content(sqlite_utils.Database(tmp_path / "full.db"))
+
+
+def test_a_served_index_stays_whole_while_builds_run_and_are_killed(tmp_path: Path):
+    """`serve` answers from an index while builds of it run, some SIGKILLed at
+    random points: every answer is 200 and is one whole index's (the previous or
+    the new, never a mix), the index on disk stays the previous one when a build
+    is killed, and a server started after a completed build answers with its rows."""
+    import random
+    import urllib.request
+
+    from bench.generate import generate
+
+    repo = tmp_path / "repo"
+    generate(repo, packets=400)
+    db = tmp_path / "served.db"
+    build_index(repo, db)
+    command = [sys.executable, "-m", "labnote_index"]
+
+    def served() -> dict[str, str]:
+        """Each packet's notes, as the server answers now."""
+        url = base + "/packets.json?_shape=array&_col=notes&_size=max"
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            assert answer.status == 200
+            return {row["file"]: row["notes"] for row in json.loads(answer.read())}
+
+    def on_disk() -> dict[str, str]:
+        index = sqlite_utils.Database(db)
+        assert index.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        notes = dict(index.execute("SELECT file, notes FROM packets").fetchall())
+        index.close()
+        return notes
+
+    def start() -> tuple[subprocess.Popen, str]:
+        server = subprocess.Popen(
+            [*command, "serve", str(db), "--port", "0"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        line = server.stdout.readline() if server.stdout else ""
+        return server, line.split(" at ", 1)[1].split(" ", 1)[0]  # http://127.0.0.1:PORT/served
+
+    try:
+        packet = sorted((repo / "registry/packets").rglob("*.json"))[3]
+        file = packet.relative_to(repo).as_posix()
+        seed = random.randrange(1 << 30)
+        chance = random.Random(seed)
+        killed_some = completed_some = False
+        server, base = start()
+        for round_ in range(8):
+            before = on_disk()  # what the server opened: it started with this index
+            assert served() == before, f"seed {seed}"
+            data = json.loads(packet.read_text())
+            data["notes"] = f"edit {round_}"
+            packet.write_text(json.dumps(data))
+            after = before | {file: f"edit {round_}"}
+            build = subprocess.Popen(
+                [*command, "build", str(repo), "--db", str(db), "--full"],
+                cwd=ROOT,
+                stderr=subprocess.DEVNULL,
+            )
+            deadline = time.monotonic() + chance.uniform(0.05, 2.0)
+            while time.monotonic() < deadline and build.poll() is None:
+                # Whole, the index this server opened or the one just written: never a mix.
+                assert served() in (before, after), f"seed {seed}: a mixed answer"
+            if build.poll() is None:
+                build.send_signal(signal.SIGKILL)
+            build.wait()
+            if build.returncode == -signal.SIGKILL:
+                killed_some = True
+                assert on_disk() == before, f"seed {seed}: a killed build changed the index"
+            else:
+                completed_some = True
+                assert build.returncode == 0 and on_disk() == after
+                # A running server keeps the index it opened; a new one serves this build.
+                server.terminate()
+                server.wait(10)
+                server, base = start()
+                assert served() == after
+        assert killed_some or completed_some
+    finally:
+        server.terminate()
+        server.wait(10)
