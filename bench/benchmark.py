@@ -1,23 +1,31 @@
-"""Benchmark labnote-index against the floor and a reference-style validator, in one run.
+"""Benchmark labnote-index against its floors and a reference-style validator, in one run.
 
 For each size it generates a repository (bench/generate.py), then runs each
-step as its own process, measuring wall time and peak RSS (the largest of the
-step's processes):
+step as its own process, measuring wall time and peak memory:
 
-1. floor          walk registry/, read and JSON-parse every record, nothing else
+1. floors         records read and parsed; the same and every artifact they name
+                  read (what any full build must do); every file stat'ed (what
+                  any incremental build must do)
 2. reference      per-file JSON Schema validation, jsonschema.validate() on each file
    jsonschema     the same with one compiled validator per schema (a kinder baseline)
 3. full           labnote-index check REPO --full (a full build, then the checks),
                   with the default processes and with --jobs 1
-4. incremental    labnote-index build REPO after one record changed
+4. incremental    labnote-index build REPO after one record changed; no-op: again
+                  with nothing changed
 5. checks         the check catalogue alone, on the built index (in-process timing)
+
+Then the targets, as ratios within this run, each met or not, and the
+hostile shapes of bench/scaling.py at two sizes ten times apart.
 
 Every step but the minutes-long reference runs --repeat times; the median is
 reported (this machine's timings drift between runs). One more run of each
 samples the memory all of the step's processes hold together (the sampling
-itself takes CPU, so that run is not timed).
+itself takes CPU, so that run is not timed). Sizes over 20,000 packets skip
+the validators (an hour) and run each step once.
 
-    python bench/benchmark.py --packets 1000 10000 [--repeat 3]
+    python bench/benchmark.py --packets 1000 10000 [--large] [--repeat 3]
+
+--large adds 100,000 packets (about 435,000 records; minutes).
 """
 
 from __future__ import annotations
@@ -153,15 +161,38 @@ def median(measures: list[Measure]) -> Measure:
     return Measure(middle.seconds, max(m.peak_mb for m in measures), middle.output, spread=spread)
 
 
-STEPS = ["floor", "reference", "jsonschema", "full", "full_1", "incremental"]
+STEPS = [
+    "floor",
+    "floor_artifacts",
+    "stat_walk",
+    "reference",
+    "jsonschema",
+    "full",
+    "full_1",
+    "incremental",
+    "noop",
+]
 LABELS = {
-    "floor": "floor",
+    "floor": "floor: records read and parsed",
+    "floor_artifacts": "floor: records and their artifacts read",
+    "stat_walk": "floor: every file stat'ed",
     "reference": "reference (per-file `jsonschema.validate()`)",
     "jsonschema": "jsonschema (compiled once)",
     "full": "full build + check, {jobs} processes",
     "full_1": "full build + check, 1 process",
-    "incremental": "incremental build, {jobs} processes",
+    "incremental": "incremental build after one edit",
+    "noop": "build with nothing changed",
 }
+# Above this many packets the validators (minutes at 10,000) are not run.
+VALIDATED_UP_TO = 20_000
+# Targets: (name, step, floor step, most times the floor).
+TARGETS = [
+    ("full build, default processes", "full", "floor_artifacts", 3.0),
+    ("full build, one process", "full_1", "floor_artifacts", 4.5),
+    ("incremental build after one edit", "incremental", "stat_walk", 2.0),
+    ("build with nothing changed", "noop", "stat_walk", 2.0),
+]
+MEMORY_TARGET_MB = 250
 
 
 def bench(packets: int, work: Path, repeat: int) -> dict[str, Any]:
@@ -171,6 +202,8 @@ def bench(packets: int, work: Path, repeat: int) -> dict[str, Any]:
     py = sys.executable
     cli = [py, "-m", "labnote_index"]
     steps = [py, str(HERE / "steps.py")]
+    validated = packets <= VALIDATED_UP_TO
+    repeat = repeat if validated else 1
     # Every step reads from a warm page cache, with nothing left to write back:
     # the generator's writes would otherwise slow whichever step comes first.
     os.sync()
@@ -180,6 +213,7 @@ def bench(packets: int, work: Path, repeat: int) -> dict[str, Any]:
     def runs(args: list[str], before: Any = None) -> Measure:
         measures = []
         for n in range(repeat + 1):
+            warm(repo)  # this machine reclaims page cache: read everything again
             if before:
                 before(n)
             measures.append(run(args, sample=n == repeat))  # memory from one more run
@@ -190,19 +224,23 @@ def bench(packets: int, work: Path, repeat: int) -> dict[str, Any]:
 
     full = [*cli, "check", str(repo), "--db", str(db), "--full", "--format", "json"]
     results["floor"] = runs([*steps, "floor", str(repo)])
-    results["jsonschema"] = runs([*steps, "jsonschema", str(repo), str(SCHEMAS)])
+    results["floor_artifacts"] = runs([*steps, "floor-artifacts", str(repo)])
+    results["stat_walk"] = runs([*steps, "stat-walk", str(repo)])
+    if validated:
+        results["jsonschema"] = runs([*steps, "jsonschema", str(repo), str(SCHEMAS)])
     results["full_1"] = runs([*full, "--jobs", "1"])
     results["full"] = runs(full)
     findings = json.loads(results["full"].output)
     if findings:
         raise SystemExit(f"the generated repository should be clean: {findings[:3]}")
-    results["incremental"] = runs(
-        [*cli, "build", str(repo), "--db", str(db)], before=lambda n: touch_one_record(repo, n)
-    )
+    build = [*cli, "build", str(repo), "--db", str(db)]
+    results["incremental"] = runs(build, before=lambda n: touch_one_record(repo, n))
+    results["noop"] = runs(build)
     catalogue = sorted(float(run([*steps, "checks", str(db)]).output) for _ in range(repeat))
     results["checks"] = catalogue[repeat // 2]
     # Last: minutes of CPU on a shared machine slow whatever runs after them.
-    results["reference"] = run([*steps, "jsonschema-per-file", str(repo), str(SCHEMAS)])
+    if validated:
+        results["reference"] = run([*steps, "jsonschema-per-file", str(repo), str(SCHEMAS)])
     return results
 
 
@@ -211,7 +249,8 @@ def report(all_results: dict[int, dict[str, Any]], repeat: int) -> str:
     lines = [
         f"Machine: {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"{platform.system()} {platform.machine()}; labnote-index uses {jobs} processes "
-        f"by default here. Median of {repeat} runs (the reference: one run).",
+        f"by default here. Median of {repeat} runs (the reference and sizes over "
+        f"{VALIDATED_UP_TO} packets: one run).",
         "",
         "| packets | records | step | wall s, median (fastest-slowest) "
         "| peak RSS MB, largest process | peak PSS MB, all processes |",
@@ -219,6 +258,8 @@ def report(all_results: dict[int, dict[str, Any]], repeat: int) -> str:
     ]
     for packets, r in all_results.items():
         for step in STEPS:
+            if step not in r:
+                continue
             m = r[step]
             label = LABELS[step].format(jobs=jobs)
             lines.append(
@@ -228,46 +269,65 @@ def report(all_results: dict[int, dict[str, Any]], repeat: int) -> str:
         lines.append(
             f"| {packets} | {r['records']} | check catalogue alone | {r['checks']:.2f} | | |"
         )
-    lines += [
-        "",
-        "| packets | full / floor | reference / full | jsonschema / full | incremental / full "
-        "| full, 1 process / floor |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
+    lines += ["", "| packets | target | ratio | most | met |", "| ---: | --- | ---: | ---: | --- |"]
     for packets, r in all_results.items():
-        full, floor = r["full"].seconds, r["floor"].seconds
+        for name, step, floor, most in TARGETS:
+            ratio = r[step].seconds / r[floor].seconds
+            lines.append(
+                f"| {packets} | {name} / {LABELS[floor]} | {ratio:.1f} | {most} "
+                f"| {'met' if ratio <= most else 'not met'} |"
+            )
+        peak = max(r[step].total_mb for step in ("full", "full_1"))
         lines.append(
-            f"| {packets} | {full / floor:.1f} | {r['reference'].seconds / full:.1f} | "
-            f"{r['jsonschema'].seconds / full:.1f} | {r['incremental'].seconds / full:.2f} | "
-            f"{r['full_1'].seconds / floor:.1f} |"
+            f"| {packets} | peak memory of a full build, all processes (MB) | {peak:.0f} "
+            f"| {MEMORY_TARGET_MB} | {'met' if peak < MEMORY_TARGET_MB else 'not met'} |"
         )
+        if "reference" in r:
+            lines.append(
+                f"| {packets} | reference / full build (how much faster) "
+                f"| {r['reference'].seconds / r['full'].seconds:.1f} | | |"
+            )
     sizes = list(all_results)
     if len(sizes) > 1:
-        small, big = all_results[sizes[0]], all_results[sizes[-1]]
-        scale = big["records"] / small["records"]
+        first, last = all_results[sizes[0]], all_results[sizes[-1]]
         for step in ("full", "full_1"):
-            growth = big[step].peak_mb / small[step].peak_mb
+            before = first[step].seconds / first["floor_artifacts"].seconds
+            after = last[step].seconds / last["floor_artifacts"].seconds
             lines.append(
-                f"\nPeak RSS of the {LABELS[step].format(jobs=jobs)} grew {growth:.2f}x "
-                f"for {scale:.1f}x the records."
+                f"\n{LABELS[step].format(jobs=jobs)} / floor: {before:.1f} at {sizes[0]} packets, "
+                f"{after:.1f} at {sizes[-1]} ({'no worse' if after <= before * 1.1 else 'worse'})."
             )
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--packets", type=int, nargs="+", default=[1000])
+    parser.add_argument("--packets", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--large", action="store_true", help="also 100,000 packets")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each quick step")
     parser.add_argument("--keep", type=Path, help="keep repositories and indexes here")
+    parser.add_argument(
+        "--no-scaling", action="store_true", help="leave out bench/scaling.py's shapes"
+    )
     args = parser.parse_args()
+    sizes = [*args.packets, *([100_000] if args.large else [])]
     work = args.keep or Path(tempfile.mkdtemp(prefix="labnote-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        results = {n: bench(n, work, args.repeat) for n in args.packets}
+        results = {}
+        for n in sizes:
+            results[n] = bench(n, work, args.repeat)
+            if args.keep:  # a large size is minutes of work: keep each as it comes
+                (work / "results.md").write_text(report(results, args.repeat))
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     print(report(results, args.repeat))
+    if not args.no_scaling:
+        from bench.scaling import table
+
+        print("\nHostile shapes (bench/scaling.py), build + check at two sizes:\n")
+        print(table(1000, 10000))
 
 
 if __name__ == "__main__":

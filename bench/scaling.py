@@ -136,17 +136,24 @@ def measure(shape: str, n: int, work: Path) -> float:
     return timed([*cli, "check", str(root), "--db", db, "--jobs", "1", "--format", "json"])
 
 
+def table(small: int, large: int) -> str:
+    """The markdown table of every shape at both sizes, with the ratio."""
+    lines = [
+        f"| shape | {small} (s) | {large} (s) | ratio (≤ {12 * large // small // 10}) |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        for shape in [*SHAPES, "lineage"]:
+            a, b = measure(shape, small, Path(tmp)), measure(shape, large, Path(tmp))
+            lines.append(f"| {shape} | {a:.2f} | {b:.2f} | {b / a:.1f} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs=2, default=[1000, 10000])
     args = parser.parse_args()
-    small, large = args.sizes
-    print(f"| shape | {small} (s) | {large} (s) | ratio (≤ {12 * large // small // 10}) |")
-    print("| --- | ---: | ---: | ---: |")
-    with tempfile.TemporaryDirectory() as tmp:
-        for shape in [*SHAPES, "lineage"]:
-            a, b = measure(shape, small, Path(tmp)), measure(shape, large, Path(tmp))
-            print(f"| {shape} | {a:.2f} | {b:.2f} | {b / a:.1f} |", flush=True)
+    print(table(*args.sizes))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """The baselines the benchmark measures labnote-index against, each run as its own process.
 
-python bench/steps.py floor REPO
+python bench/steps.py floor REPO            (records read and parsed)
+python bench/steps.py floor-artifacts REPO  (and the artifacts they name read)
+python bench/steps.py stat-walk REPO        (every file of the repository stat'ed)
 python bench/steps.py jsonschema REPO SCHEMA_DIR
 python bench/steps.py checks DB      (seconds in one process, then in several)
 """
@@ -24,6 +26,44 @@ def floor(repo: Path) -> int:
                 with open(os.path.join(top, name), "rb") as handle:
                     json.loads(handle.read())
                 count += 1
+    return count
+
+
+# The fields naming a record's artifact (formats.py's artifact_field values).
+ARTIFACT_FIELDS = ("path", "profile_path", "signoff_path")
+
+
+def floor_with_artifacts(repo: Path) -> int:
+    """The floor of a build: every record read and parsed, and every artifact a
+    record names read too (a build hashes and stores them)."""
+    count = 0
+    for top, dirs, files in os.walk(repo / "registry"):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "schemas"]
+        for name in files:
+            if name.endswith(".json"):
+                with open(os.path.join(top, name), "rb") as handle:
+                    record = json.loads(handle.read())
+                count += 1
+                fields = ARTIFACT_FIELDS if isinstance(record, dict) else ()
+                artifact = next((record[f] for f in fields if isinstance(record.get(f), str)), None)
+                if artifact is not None:
+                    try:
+                        with open(repo / artifact, "rb") as handle:
+                            handle.read()
+                    except OSError:
+                        pass
+    return count
+
+
+def stat_walk(repo: Path) -> int:
+    """The floor of an incremental build: a walk that stats every file of the
+    repository (dot-directories aside), to tell what changed."""
+    count = 0
+    for top, dirs, files in os.walk(repo):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            os.lstat(os.path.join(top, name))
+            count += 1
     return count
 
 
@@ -98,6 +138,10 @@ if __name__ == "__main__":
     step, *args = sys.argv[1:]
     if step == "floor":
         print(floor(Path(args[0])))
+    elif step == "floor-artifacts":
+        print(floor_with_artifacts(Path(args[0])))
+    elif step == "stat-walk":
+        print(stat_walk(Path(args[0])))
     elif step == "jsonschema":
         print(reference_validator(Path(args[0]), Path(args[1]), compiled=True))
     elif step == "jsonschema-per-file":

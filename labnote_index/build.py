@@ -38,7 +38,7 @@ from .files import (
 )
 from .formats import RECORD_TYPES
 from .index_file import APPLICATION_ID, check_index_path
-from .parallel import default_jobs, run_sharded, start_workers_early
+from .parallel import MIN_PART, default_jobs, run_sharded, start_workers_early
 from .paths import Sandbox, displayable, lstat_key, parent_dir
 from .progress import SILENT, Progress
 from .resolve import delete_in, resolve_references
@@ -146,9 +146,9 @@ def build_index(
         "files": sorted(files) if files else None,
     }
     incremental = exists and not full and not files and _same_settings(db_path, settings)
-    if jobs > 1 and not incremental and not files:
-        start_workers_early()  # a full build of a large repository will want them
     found = named_files(files) if files else list(discover(repo, sandbox.entered))
+    if jobs > 1 and not incremental and len(found) >= 2 * MIN_PART:
+        start_workers_early()  # it imports what they need while this process starts
     checks = check_fingerprint if check is not None else None
     build = _Build(sandbox, found, settings, jobs, progress or SILENT, check, checks)
     try:
