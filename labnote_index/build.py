@@ -19,7 +19,7 @@ import shutil
 import sqlite3
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +28,7 @@ from typing import Any
 import sqlite_utils
 
 from .cycles import store_cycles
-from .discover import DiscoveredFile, classify, discover, named_files
+from .discover import DiscoveredFile, FoundFiles, classify, discover, named_files
 from .errors import LabnoteError
 from .files import (
     artifacts_unchanged,
@@ -146,11 +146,12 @@ def build_index(
         "files": sorted(files) if files else None,
     }
     incremental = exists and not full and not files and _same_settings(db_path, settings)
-    found = named_files(files) if files else list(discover(repo, sandbox.entered))
+    found = named_files(files) if files else discover(repo, sandbox.entered)
     if jobs > 1 and not incremental and len(found) >= 2 * MIN_PART:
         start_workers_early()  # it imports what they need while this process starts
     checks = check_fingerprint if check is not None else None
     build = _Build(sandbox, found, settings, jobs, progress or SILENT, check, checks)
+    del found  # the build holds it, and lets it go once the files are read
     try:
         if incremental:
             try:
@@ -159,6 +160,7 @@ def build_index(
                     return current
                 return build.run(db_path, incremental=True)
             except sqlite3.DatabaseError as exc:  # a damaged index: start again
+                build.found, build.changes = discover(repo, sandbox.entered), None
                 result = build.run(db_path, incremental=False)
                 result.rebuilt_because = f"the index was damaged ({exc}); it was rebuilt in full"
                 return result
@@ -172,14 +174,14 @@ class _Build:
     """One build's inputs, run once (or, over a damaged index, a second time in full)."""
 
     sandbox: Sandbox
-    found: list[DiscoveredFile]
+    found: Sequence[DiscoveredFile]
     settings: dict[str, Any]
     jobs: int
     progress: Progress
     check: Callable[[sqlite_utils.Database], object] | None
     check_fingerprint: str | None
     # (to read again, removed) against the index, when already compared
-    changes: tuple[list[DiscoveredFile], list[str]] | None = None
+    changes: tuple[Sequence[DiscoveredFile], list[str]] | None = None
 
     def run(self, db_path: Path, incremental: bool) -> BuildResult:
         # Imported here: a build that finds nothing changed needs neither
@@ -209,6 +211,11 @@ class _Build:
                 self.progress.advance,
                 weight=_reading_cost,
             )
+            # Read: what was found is let go before the artifacts are listed
+            # (at 435,000 records, 50 MB the listing can use instead).
+            reread = len(to_read)
+            del to_read
+            self.found, self.changes = FoundFiles(), None
             refresh_artifacts(db, sandbox, self.jobs)
             refresh_packet_files(db, sandbox)
             if not incremental:
@@ -233,7 +240,7 @@ class _Build:
                 db.table("build_info").insert(row, replace=True)
             result = _result(db, db_path)
             result.incremental = incremental
-            result.reread, result.removed = len(to_read), len(removed)
+            result.reread, result.removed = reread, len(removed)
             return result
 
 
@@ -288,8 +295,8 @@ def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:
 
 
 def _changes(
-    db: sqlite_utils.Database, sandbox: Sandbox, found: list[DiscoveredFile]
-) -> tuple[list[DiscoveredFile], list[str]]:
+    db: sqlite_utils.Database, sandbox: Sandbox, found: Sequence[DiscoveredFile]
+) -> tuple[Sequence[DiscoveredFile], list[str]]:
     """Files to read again (new, or size/mtime changed) and paths no longer there."""
     # Tuples, not sqlite-utils' dict rows: this reads one row per file.
     stored = {
@@ -298,7 +305,7 @@ def _changes(
             "SELECT path, kind, size, mtime_ns FROM files"
         ).fetchall()
     }
-    to_read = []
+    to_read = FoundFiles()
     for item in found:
         before = stored.pop(item.path, None)
         key = item.stat or lstat_key(sandbox.root / item.path)

@@ -28,6 +28,7 @@ import signal
 import sqlite3
 import threading
 import time
+from array import array
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -166,7 +167,7 @@ def run_sharded(
 def _shares(items: Sequence[T], weight: Callable[[T], int], jobs: int) -> list[Sequence[T]]:
     """Contiguous chunks of ``items``: the first (this process's) a ``jobs``-th of the
     total weight, the rest cut into CHUNKS_PER_JOB per worker of equal weight."""
-    weights = [weight(item) for item in items]
+    weights = array("q", map(weight, items))  # 8 bytes an item: there may be 455,000
     total = sum(weights)
     first = total / jobs
     rest = (total - first) / ((jobs - 1) * CHUNKS_PER_JOB)

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from labnote_index.api import build as build_index
 from labnote_index.cli import cli
 from labnote_index.cycles import on_cycles
+from labnote_index.discover import KINDS
 from labnote_index.formats import RECORD_TYPES
 from labnote_index.text import shown
 
@@ -335,3 +336,33 @@ def test_the_fast_parse_path_answers_as_the_strict_parser(raw: bytes):
 
     fast, strict = parse_json_bytes(raw, fast=True), parse_json_bytes(raw, fast=False)
     assert repr(fast) == repr(strict)  # repr tells 1 from 1.0 and -0.0 from 0.0
+
+
+found_files = st.lists(
+    st.builds(
+        lambda path, kind, stat: (path, kind, stat),
+        st.text(min_size=1, max_size=12),
+        st.sampled_from(KINDS),
+        st.none()
+        | st.tuples(
+            st.integers(0, 2**40), st.integers(-(2**62), 2**62), st.booleans(), st.booleans()
+        ),
+    ),
+    max_size=30,
+)
+
+
+@given(found_files, st.integers(0, 30), st.integers(0, 30))
+def test_found_files_hold_what_they_were_given(files: list, start: int, stop: int):
+    import pickle
+
+    from labnote_index.discover import DiscoveredFile, FoundFiles
+    from labnote_index.paths import FileStat
+
+    given_ = [DiscoveredFile(p, k, FileStat(*s) if s else None) for p, k, s in files]
+    found = FoundFiles(given_)
+    assert list(found) == given_ and len(found) == len(given_)
+    assert list(found[start:stop]) == given_[start:stop]
+    assert list(pickle.loads(pickle.dumps(found[start:stop]))) == given_[start:stop]
+    assert [f.path for f in found.sorted()] == sorted(f.path for f in given_)
+    assert sorted(found.sorted()) == sorted(given_)
