@@ -349,6 +349,7 @@ found_files = st.lists(
         ),
     ),
     max_size=30,
+    unique_by=lambda found: found[0],  # a walk finds each path once
 )
 
 
