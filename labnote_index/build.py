@@ -297,21 +297,28 @@ def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:
 def _changes(
     db: sqlite_utils.Database, sandbox: Sandbox, found: Sequence[DiscoveredFile]
 ) -> tuple[Sequence[DiscoveredFile], list[str]]:
-    """Files to read again (new, or size/mtime changed) and paths no longer there."""
-    # Tuples, not sqlite-utils' dict rows: this reads one row per file.
-    stored = {
-        path: (kind, size, mtime_ns)
-        for path, kind, size, mtime_ns in db.execute(
-            "SELECT path, kind, size, mtime_ns FROM files"
-        ).fetchall()
-    }
-    to_read = FoundFiles()
+    """Files to read again (new, or size/mtime changed) and paths no longer there.
+
+    Both sides are in path order (the walk sorts what it found; the files
+    table's key orders its rows, UTF-8 bytes and code points alike), so they
+    are compared in one pass, a row at a time: no copy of the stored rows."""
+    to_read, removed = FoundFiles(), []
+    stored = db.execute("SELECT path, kind, size, mtime_ns FROM files ORDER BY path")
+    row = next(stored, None)
     for item in found:
-        before = stored.pop(item.path, None)
+        while row is not None and row[0] < item.path:
+            removed.append(row[0])  # stored, and no longer found
+            row = next(stored, None)
+        before = None
+        if row is not None and row[0] == item.path:
+            before, row = row[1:], next(stored, None)
         key = item.stat or lstat_key(sandbox.root / item.path)
         if key is None or key.is_link or before != (item.kind, key.size, key.mtime_ns):
             to_read.append(item)  # new (nothing stored), changed, gone, or a symlink
-    return to_read, list(stored)
+    while row is not None:
+        removed.append(row[0])
+        row = next(stored, None)
+    return to_read, removed
 
 
 def _forget(db: sqlite_utils.Database, paths: list[str]) -> None:

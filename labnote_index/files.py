@@ -61,30 +61,32 @@ def artifact_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
 
 def refresh_artifacts(db: sqlite_utils.Database, sandbox: Sandbox, jobs: int = 1) -> None:
     """Make ``artifacts`` hold exactly the paths records name, each as it is on disk now
-    (read over up to ``jobs`` processes)."""
-    # Tuples, not sqlite-utils' dict rows: these read one row per artifact.
-    stored = {
-        path: (size, mtime_ns, status)
+    (read over up to ``jobs`` processes). Stored rows are compared as they stream
+    by: memory holds what changed, not every artifact (435,000 at the largest
+    size benchmarked)."""
+    stale = [
+        path
         for path, size, mtime_ns, status in db.execute(
             "SELECT path, size, mtime_ns, status FROM artifacts"
-        ).fetchall()
-    }
-    named = [
+        )
+        if not _unchanged(sandbox, path, size, mtime_ns, status)
+    ]
+    gone = [
         path
         for (path,) in db.execute(
-            "SELECT DISTINCT artifact_path FROM records WHERE artifact_path IS NOT NULL"
-        ).fetchall()
+            "SELECT path FROM artifacts WHERE path NOT IN "
+            "(SELECT artifact_path FROM records WHERE artifact_path IS NOT NULL)"
+        )
     ]
-    todo, stale = [], []
-    for path in named:
-        before = stored.pop(path, None)
-        if before is None:
-            todo.append(path)
-        elif not _unchanged(sandbox, path, *before):
-            todo.append(path)
-            stale.append(path)
-    delete_in(db, "artifacts", "path", list(stored) + stale)  # gone, or to be read again
-
+    delete_in(db, "artifacts", "path", gone + stale)  # gone, or to be read again
+    # What is left to read (new, or stale): in the order records name them.
+    todo = [
+        path
+        for (path,) in db.execute(
+            "SELECT DISTINCT artifact_path FROM records WHERE artifact_path IS NOT NULL "
+            "AND artifact_path NOT IN (SELECT path FROM artifacts)"
+        )
+    ]
     run_sharded(db, todo, ArtifactWriter(sandbox).write, ["artifacts"], jobs)
 
 

@@ -296,7 +296,7 @@ def descendants(pid: int) -> set[int]:
 def test_workers_die_with_a_killed_build(tmp_path: Path):
     from bench.generate import generate
 
-    generate(tmp_path / "big", packets=1000)  # enough files to share out
+    generate(tmp_path / "big", packets=2500)  # enough files to share out (2 x MIN_PART)
     command = [sys.executable, "-m", "labnote_index", "build", str(tmp_path / "big")]
     build = subprocess.Popen([*command, "--db", str(tmp_path / "i.db"), "--jobs", "2"], cwd=ROOT)
     try:

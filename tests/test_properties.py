@@ -367,3 +367,61 @@ def test_found_files_hold_what_they_were_given(files: list, start: int, stop: in
     assert list(pickle.loads(pickle.dumps(found[start:stop]))) == given_[start:stop]
     assert [f.path for f in found.sorted()] == sorted(f.path for f in given_)
     assert sorted(found.sorted()) == sorted(given_)
+
+
+# File names as repositories hold them: any Unicode (accents, other planes),
+# and now and then bytes that are not UTF-8 at all (os.fsdecode's surrogates).
+file_names = st.text(
+    st.characters(blacklist_categories=["Cs", "Cc"], blacklist_characters="/."),
+    min_size=1,
+    max_size=8,
+) | st.binary(min_size=1, max_size=6).filter(lambda b: b"/" not in b and b"\x00" not in b).map(
+    lambda b: os.fsdecode(b + b"\xff")
+)
+
+
+@given(
+    st.lists(file_names, min_size=1, max_size=8, unique=True),
+    st.lists(file_names, max_size=4, unique=True),
+    st.data(),
+)
+def test_incremental_builds_equal_full_ones_whatever_the_file_names(
+    first: list[str], added: list[str], data: st.DataObject
+):
+    from labnote_index.paths import storable
+
+    from .conftest import content
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        folder = root / "registry" / "packets" / "2026"
+        folder.mkdir(parents=True)
+
+        def write(name: str, notes: str) -> None:
+            record = dict(VALID["packet"], notes=notes)
+            with open(os.fsencode(folder) + b"/" + os.fsencode(name + ".json"), "w") as out:
+                out.write(json.dumps(record))
+
+        for name in first:
+            write(name, "first")
+        db_path, full_path = Path(tmp) / "i.db", Path(tmp) / "full.db"
+        build_index(root, db_path)
+        changes = {name: data.draw(st.sampled_from(["keep", "edit", "remove"])) for name in first}
+        for name, change in changes.items():
+            if change == "edit":
+                write(name, "edited, and longer than before")
+            elif change == "remove":
+                os.unlink(os.fsencode(folder) + b"/" + os.fsencode(name + ".json"))
+        added = [name for name in added if name not in changes]  # new names only
+        for name in added:
+            write(name, "added")
+        again = build_index(root, db_path)
+        # What changed is read again, no more (a name that is not UTF-8 is stored
+        # escaped, so it never matches its row: it is read again, its row replaced).
+        odd = {n for n, change in changes.items() if change != "remove" and not storable(n)}
+        edited = {n for n, change in changes.items() if change == "edit"}
+        assert again.incremental and again.reread == len(edited | odd) + len(added)
+        assert again.removed == sum(c == "remove" for c in changes.values()) + len(odd)
+        build_index(root, full_path, full=True)
+        index, full = sqlite_utils.Database(db_path), sqlite_utils.Database(full_path)
+        assert content(index) == content(full)
