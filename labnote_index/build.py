@@ -214,6 +214,8 @@ class _Build:
             # Read: what was found is let go before the artifacts are listed
             # (at 435,000 records, 50 MB the listing can use instead).
             reread = len(to_read)
+            records_changed = not incremental or any(f.kind == "record" for f in to_read)
+            records_changed |= any(classify(path) == "record" for path in removed)
             del to_read
             self.found, self.changes = FoundFiles(), None
             refresh_artifacts(db, sandbox, self.jobs)
@@ -222,14 +224,17 @@ class _Build:
                 create_indexes(db)
             resolve_references(db, changed)
             store_cycles(db)
-            db.table("generated_views").delete_where()
             # A comparison's changes describe the index it was made with, not this one.
             db.table("changes").delete_where()
             db.table("build_info").delete_where("key = 'base'")
             # Views describe the whole registry, not a chosen few files; they are
-            # worked out only for a repository that commits them (to find stale ones).
-            if not files and db.table("files").count_where("kind = 'view'"):
-                views.store_views(db)
+            # worked out only for a repository that commits them (to find stale
+            # ones), and again only when a record changed: they are made of records.
+            committed = not files and db.table("files").count_where("kind = 'view'")
+            if not committed or records_changed or not db.table("generated_views").count:
+                db.table("generated_views").delete_where()
+                if committed:
+                    views.store_views(db)
             if self.check is not None:
                 self.check(db)
             row = {"key": "settings", "value": json.dumps(self.settings)}

@@ -7,6 +7,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from labnote_index.cli import cli
@@ -253,3 +254,23 @@ def test_stale_view_is_a_warning_finding(repo: Repo, tmp_path: Path):
     assert [(f["check"], f["severity"], f["file"]) for f in found] == [
         ("view_stale", "warning", "registry/INDEX.md")
     ]
+
+
+def test_views_are_worked_out_again_only_when_a_record_changed(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import importlib
+
+    registry_views = importlib.import_module("labnote_index.registry_views")
+    views(repo.root, tmp_path / "v.db")  # commits them
+    repo.index()
+    rendered: list[int] = []
+    real = registry_views.store_views
+    monkeypatch.setattr(registry_views, "store_views", lambda db: rendered.append(1) or real(db))
+    artifact = repo.load(repo.first("registry/packets/*/*.json"))["path"]
+    repo.write(artifact, "# Only the artifact changed\n")
+    repo.index()
+    assert rendered == []  # an artifact feeds no view
+    repo.edit(repo.first("registry/packets/*/*.json"), status="archived")
+    assert findings_of(repo.index())[0]["check"] == "view_stale"
+    assert rendered == [1]
