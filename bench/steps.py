@@ -15,43 +15,34 @@ import sys
 import time
 from pathlib import Path
 
-
-def floor(repo: Path) -> int:
-    """The least any indexer must do: walk registry/, read and parse every record."""
-    count = 0
-    for top, dirs, files in os.walk(repo / "registry"):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "schemas"]
-        for name in files:
-            if name.endswith(".json"):
-                with open(os.path.join(top, name), "rb") as handle:
-                    json.loads(handle.read())
-                count += 1
-    return count
-
-
 # The fields naming a record's artifact (formats.py's artifact_field values).
 ARTIFACT_FIELDS = ("path", "profile_path", "signoff_path")
 
 
-def floor_with_artifacts(repo: Path) -> int:
-    """The floor of a build: every record read and parsed, and every artifact a
-    record names read too (a build hashes and stores them)."""
+def floor(repo: Path, artifacts: bool = False) -> int:
+    """The least any indexer must do: walk registry/, read and parse every record;
+    with ``artifacts``, read every artifact a record names too (the floor of a
+    build, which hashes and stores them)."""
     count = 0
     for top, dirs, files in os.walk(repo / "registry"):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d != "schemas"]
         for name in files:
-            if name.endswith(".json"):
-                with open(os.path.join(top, name), "rb") as handle:
-                    record = json.loads(handle.read())
-                count += 1
-                fields = ARTIFACT_FIELDS if isinstance(record, dict) else ()
-                artifact = next((record[f] for f in fields if isinstance(record.get(f), str)), None)
-                if artifact is not None:
-                    try:
-                        with open(repo / artifact, "rb") as handle:
-                            handle.read()
-                    except OSError:
-                        pass
+            if not name.endswith(".json"):
+                continue
+            with open(os.path.join(top, name), "rb") as handle:
+                record = json.loads(handle.read())
+            count += 1
+            if not artifacts or not isinstance(record, dict):
+                continue
+            artifact = next(
+                (record[f] for f in ARTIFACT_FIELDS if isinstance(record.get(f), str)), None
+            )
+            if artifact is not None:
+                try:
+                    with open(repo / artifact, "rb") as handle:
+                        handle.read()
+                except OSError:
+                    pass
     return count
 
 
@@ -139,7 +130,7 @@ if __name__ == "__main__":
     if step == "floor":
         print(floor(Path(args[0])))
     elif step == "floor-artifacts":
-        print(floor_with_artifacts(Path(args[0])))
+        print(floor(Path(args[0]), artifacts=True))
     elif step == "stat-walk":
         print(stat_walk(Path(args[0])))
     elif step == "jsonschema":
