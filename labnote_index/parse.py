@@ -156,9 +156,9 @@ def _plain_object(raw: bytes, text: str) -> dict[str, Any] | None:
     Without a backslash every quote delimits a string, so each key is the one
     place a quote is followed by a colon: with one object only, and no space
     before a colon, as many of those as the object has keys means no key
-    appeared twice. NaN, Infinity,
-    a byte order mark and bad UTF-8 make orjson fail, and so go to the strict
-    parser too, as does any number too large for SQLite."""
+    appeared twice. NaN, Infinity, a byte order mark and bad UTF-8 make orjson
+    fail, and so go to the strict parser too, as does any number too large for
+    SQLite."""
     if orjson is None or "\\" in text or text.count("{") != 1 or _SPACED_KEY.search(text):
         return None
     try:
