@@ -10,6 +10,7 @@ the repository can become markup in the picture.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
@@ -161,13 +162,10 @@ def lineage_svg(tree: dict[str, Any], url_for: Callable[[str], str]) -> str:
         f'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="{LINE_COLOUR}"/>'
         "</marker></defs>",
     ]
+    meets = _meeting_points(boxes, width)
     for n, box in enumerate(boxes[1:], 1):  # edges first, under the boxes
         parent = boxes[box.parent or 0]
-        # The edges of a parent's children meet it spread along its side, and
-        # each edge's label sits at the child's end: no two of them overlap.
-        siblings = [c for c in parent.children if boxes[c].row == box.row]
-        at = parent.x + width * (siblings.index(n) + 1) / (len(siblings) + 1)
-        mine = box.x + width / 2
+        at, mine = meets[n], box.x + width / 2
         if box.row < parent.row:  # an ancestor: its edge comes down into the parent
             x1, y1, x2, y2 = mine, y(box) + BOX_HEIGHT, at, y(parent)
             label_y = y1 + 14
@@ -189,6 +187,21 @@ def lineage_svg(tree: dict[str, Any], url_for: Callable[[str], str]) -> str:
         out.append(_box_svg(box, y(box), width))
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _meeting_points(boxes: list[_Box], width: float) -> dict[int, float]:
+    """Where each box's edge meets its parent: a parent's children on one side
+    spread along it in order, and each edge's label sits at the child's end, so
+    no two of them overlap. One pass: a record may have thousands of missing
+    references, each a child of its own."""
+    sides: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for n, box in enumerate(boxes[1:], 1):
+        sides[(box.parent or 0, box.row)].append(n)
+    meets = {}
+    for (parent, _), children in sides.items():
+        for k, n in enumerate(children, 1):
+            meets[n] = boxes[parent].x + width * k / (len(children) + 1)
+    return meets
 
 
 def _box_svg(box: _Box, top: float, width: float) -> str:
