@@ -96,23 +96,22 @@ def _table_page(datasette: Any, path: str) -> tuple[str, str] | None:
     return None
 
 
-def _query_for(datasette: Any, path: str, query: bytes) -> bytes:
-    """The query string a page is answered with: an empty ``_search=`` (a shared
-    or edited URL) is no search, not an error; a table page hides HIDDEN_COLUMNS
+Pairs = list[tuple[str, str]]
+
+
+def _kept_pairs(page: tuple[str, str] | None, pairs: Pairs) -> Pairs:
+    """The query a page is answered with: an empty ``_search=`` (a shared or
+    edited URL) is no search, not an error; a table page hides HIDDEN_COLUMNS
     unless it names its columns or asks for all of them."""
-    pairs = parse_qsl(query.decode("latin-1"), keep_blank_values=True)
     kept = [(k, v) for k, v in pairs if not (k.startswith("_search") and not v)]
-    page = _table_page(datasette, path)
     if page and not any(k in ("_col", "_nocol", ALL_COLUMNS) for k, _ in kept):
         kept += [("_nocol", column) for column in HIDDEN_COLUMNS[page[1]]]
-    return urlencode(kept).encode("latin-1") if kept != pairs else query
+    return kept
 
 
-def _search_redirect(datasette: Any, path: str, query: bytes) -> str | None:
+def _search_redirect(datasette: Any, page: tuple[str, str] | None, pairs: Pairs) -> str | None:
     """A plain search of the artifacts table goes to the query that shows each
     match's passage and its record, not whole bodies."""
-    pairs = parse_qsl(query.decode("latin-1"), keep_blank_values=True)
-    page = _table_page(datasette, path)
     if page and page[1] == "artifacts" and len(pairs) == 1 and pairs[0][0] == "_search":
         words = pairs[0][1]
         if words.strip():
@@ -132,14 +131,16 @@ def asgi_wrapper(datasette: Any):
                 # Which databases are indexes is known once start-up hooks ran;
                 # the test client's first request comes before (it is idempotent).
                 await datasette.invoke_startup()
-                path, query = scope.get("path", ""), scope.get("query_string", b"")
-                target = _search_redirect(datasette, path, query)
+                query = scope.get("query_string", b"")
+                pairs = parse_qsl(query.decode("latin-1"), keep_blank_values=True)
+                page = _table_page(datasette, scope.get("path", ""))
+                target = _search_redirect(datasette, page, pairs)
                 if target is not None:
                     await Response.redirect(target).asgi_send(send)
                     return
-                changed = _query_for(datasette, path, query)
-                if changed is not query:
-                    scope = dict(scope, query_string=changed)
+                kept = _kept_pairs(page, pairs)
+                if kept != pairs:
+                    scope = dict(scope, query_string=urlencode(kept).encode("latin-1"))
             await app(scope, receive, send)
 
         return adjusted
