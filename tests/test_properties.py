@@ -425,3 +425,69 @@ def test_incremental_builds_equal_full_ones_whatever_the_file_names(
         build_index(root, full_path, full=True)
         index, full = sqlite_utils.Database(db_path), sqlite_utils.Database(full_path)
         assert content(index) == content(full)
+
+
+table_columns = st.lists(
+    st.fixed_dictionaries(
+        {
+            "name": st.text(min_size=1, max_size=10),
+            "sortable": st.booleans(),
+            "is_pk": st.booleans(),
+            "type": st.sampled_from(["TEXT", "INTEGER", "REAL", ""]),
+            "notnull": st.sampled_from([0, 1]),
+            "description": st.none() | st.text(max_size=12),
+        }
+    ),
+    min_size=1,
+    max_size=5,
+    unique_by=lambda column: column["name"],
+)
+
+
+def _between_tags(markup: str) -> str:
+    """Markup with the whitespace around tags dropped (Datasette's template indents)."""
+    import re
+
+    return re.sub(r"\s*(<[^>]*>)\s*", r"\1", str(markup))
+
+
+@given(columns=table_columns, data=st.data())
+def test_the_plugins_table_markup_is_datasettes(columns: list[dict], data: st.DataObject):
+    """Table and row pages' tables, written by the plugin in one pass, are the
+    markup Datasette's own template writes (its table.js reads it), for any
+    column names, descriptions, values and sort order."""
+    import asyncio
+
+    from datasette.app import Datasette
+    from datasette.utils import path_with_replaced_args
+    from datasette.utils.asgi import Request
+    from markupsafe import Markup
+
+    from labnote_index.plugin.table import rows_and_columns
+
+    names = [column["name"] for column in columns]
+    value = st.text(max_size=12) | st.builds(
+        lambda text: Markup('<a href="/x">{}</a>').format(text), st.text(max_size=8)
+    )
+    cell = st.fixed_dictionaries(
+        {"value": value, "value_type": st.sampled_from(["str", "int", "none", "pk"])}
+    )
+    rows = data.draw(st.lists(st.tuples(*[cell for _ in names]), max_size=3))
+    rows = [[dict(c, column=name) for c, name in zip(row, names, strict=True)] for row in rows]
+    sort = data.draw(st.none() | st.sampled_from(names))
+    sort_desc = None if sort else data.draw(st.none() | st.sampled_from(names))
+    request = Request.fake("/db/t?_next=5&a=%3Cb%3E&_sort=x")
+    datasette = Datasette(memory=True)
+    context = {
+        "display_columns": columns,
+        "display_rows": rows,
+        "request": request,
+        "sort": sort,
+        "sort_desc": sort_desc,
+        "fix_path": datasette.urls.path,
+        "path_with_replaced_args": path_with_replaced_args,
+    }
+    template = datasette.jinja_env.get_template("default:_table.html")
+    theirs = asyncio.run(template.render_async(context))
+    ours = rows_and_columns(datasette.urls.path, columns, rows, request, sort, sort_desc)
+    assert _between_tags(ours) == _between_tags(theirs)

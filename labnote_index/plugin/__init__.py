@@ -8,6 +8,7 @@ the index and is escaped: record text is data, never markup.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import re
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from ..formats import RECORD_TYPES
 from ..paths import parent_dir
 from ..schema import RECORD_TABLES
 from .graph import lineage_svg
+from .table import rows_and_columns
 
 LINKED_TABLES = {"records", *RECORD_TABLES}
 # Columns naming an artifact: linked to its artifacts row (on row pages too).
@@ -150,7 +152,10 @@ def asgi_wrapper(datasette: Any):
 
 @hookimpl
 def extra_template_vars(database: str | None, datasette: Any) -> dict[str, Any]:
-    return {"labnote_index": database is not None and _is_index(datasette, database)}
+    return {
+        "labnote_index": database is not None and _is_index(datasette, database),
+        "rows_and_columns": functools.partial(rows_and_columns, datasette.urls.path),
+    }
 
 
 @hookimpl
