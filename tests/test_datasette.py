@@ -23,6 +23,7 @@ from .conftest import ROOT, SAMPLE_REPO, fetch
 
 XSS = "<script>alert(1)</script>"
 XSS_ID = "20260920-mallory-xss-probe"
+PHISH = "https://evil.example/login?next=/sample"
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +43,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
         reply_to=None,
         summary=XSS,
         notes='<img src=x onerror="alert(2)">',
+        to_group=PHISH,
     )
     (root / f"registry/messages/open/{XSS_ID}.json").write_text(json.dumps(record))
     db_path = root.parent / "sample.db"
@@ -423,6 +425,21 @@ def test_record_table_pages_hide_constant_columns_until_asked(index: Path):
     assert {"record_type", "schema_version"} <= set(header_columns(everything))
     assert "record_type" in header_columns(records)  # where it tells rows apart
     assert "schema_version" in json_page.json()["columns"]  # the JSON API is whole
+
+
+def test_a_url_a_record_holds_is_text_not_a_link(index: Path):
+    from datasette.utils import tilde_encode
+
+    pages = fetch(
+        index,
+        "/sample/messages",
+        f"/sample/messages/{tilde_encode(f'registry/messages/open/{XSS_ID}.json')}",
+        "/sample?sql=select+to_group+from+messages",
+    )
+    for page in pages:
+        assert page.status_code == 200
+        assert html.escape(PHISH) in page.text  # shown...
+        assert f'href="{html.escape(PHISH)}"' not in page.text  # ...never linked
 
 
 def test_artifact_table_pages_leave_bodies_to_row_pages(index: Path):

@@ -41,6 +41,16 @@ LINKED_COLUMNS = {
     *QUERY_LINKED_COLUMNS,
 }
 
+# Values Datasette would turn into links to anywhere (its is_url).
+URL_SCHEMES = ("http://", "https://")
+
+
+def shown_text(value: str, limit: int | None) -> str:
+    """``value`` as a cell shows text: cut at ``limit`` characters, like
+    Datasette's own cells (a string, so the template escapes it)."""
+    return value[:limit] + "\u2026" if limit and len(value) > limit else value
+
+
 # On a page that draws repository data, no script runs but Datasette's own
 # inline ones, allowed by their hashes (record text is escaped, so it can never
 # become a script of its own).
@@ -184,8 +194,13 @@ def render_cell(
 ):
     """Story and lineage links beside every record and packet: on the ID of each
     table row (the key column is Datasette's own link to the row page), on the
-    file of row pages, and on the names in query results."""
-    if column not in LINKED_COLUMNS or not isinstance(value, str) or not value:
+    file of row pages, and on the names in query results. A URL a record holds
+    stays text: Datasette would make it a link, and record text is data."""
+    if not isinstance(value, str) or not value:
+        return None
+    if column not in LINKED_COLUMNS:
+        if value.lstrip().startswith(URL_SCHEMES) and _is_index(datasette, database):
+            return shown_text(value, datasette.setting("truncate_cells_html"))
         return None  # most cells of a page: nothing to look at
     if not _is_index(datasette, database):
         return None
