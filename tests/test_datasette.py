@@ -420,11 +420,25 @@ def test_record_table_pages_hide_constant_columns_until_asked(index: Path):
     )
     shown = header_columns(packets)
     assert "packet_id" in shown and "record_type" not in shown and "schema_version" not in shown
-    assert "Show all columns (with record_type, schema_version)" in packets.text
+    assert "Show all columns (with record_type, schema_version, " in packets.text
     assert "_all_columns=1" in html.unescape(packets.text)
     assert {"record_type", "schema_version"} <= set(header_columns(everything))
     assert "record_type" in header_columns(records)  # where it tells rows apart
     assert "schema_version" in json_page.json()["columns"]  # the JSON API is whole
+
+
+def test_every_table_page_hides_only_columns_it_has_and_no_facet(index: Path):
+    from labnote_index.plugin import HIDDEN_COLUMNS
+
+    tables = load_metadata("sample")["databases"]["sample"]["tables"]
+    for table, hidden in HIDDEN_COLUMNS.items():
+        (page, everything) = fetch(index, f"/sample/{table}", f"/sample/{table}?_all_columns=1")
+        assert page.status_code == 200, (table, page.text[-500:])
+        assert header_columns(page) and not set(hidden) & set(header_columns(page)), table
+        assert set(hidden) <= set(header_columns(everything)), table
+        assert f"Show all columns (with {', '.join(hidden)})" in page.text
+        facets = tables[table].get("facets", [])
+        assert not set(hidden) & set(facets), table  # a facet's column stays in sight
 
 
 def test_a_url_a_record_holds_is_text_not_a_link(index: Path):

@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, quote, urlencode
 
 import sqlite_utils
 from datasette import hookimpl
+from datasette.utils import tilde_encode
 from datasette.utils.asgi import NotFound, Response
 from markupsafe import Markup, escape
 
@@ -90,11 +91,35 @@ def _is_index(datasette: Any, database: str) -> bool:
     return database in getattr(datasette, INDEXES_KEY, set())
 
 
-# Columns a table's page hides unless asked for: those every row of a record
-# table holds alike (its type, the contract version), so that what tells records
-# apart fits the screen, and an artifact's whole body (its row page shows it).
+# Columns a table's page hides unless asked for, so that what tells rows apart
+# fits the screen (its row and story pages show every field): in record tables,
+# what every row holds alike (its type, the contract version), free text and
+# unknown fields (notes, extra), and the details of provenance and routing that
+# a list is not read for; an artifact's whole body. Faceted columns stay.
+_ALIKE = ("record_type", "schema_version")
+_FREE = ("notes", "extra")
 HIDDEN_COLUMNS = {
-    **{table: ("record_type", "schema_version") for table in RECORD_TABLES},
+    **{table: (*_ALIKE, *_FREE) for table in RECORD_TABLES},
+    "packets": (
+        *_ALIKE,
+        "source_refs",
+        "source_note",
+        "deposited_by",
+        "source_session",
+        "response_expected",
+        "tags",
+        *_FREE,
+    ),
+    "responses": (
+        *_ALIKE,
+        "source_refs",
+        "source_note",
+        "deposited_by",
+        "responding_session",
+        "tags",
+        *_FREE,
+    ),
+    "messages": (*_ALIKE, "reply_expected", "related_response", "tags", *_FREE),
     "artifacts": ("body",),
 }
 ALL_COLUMNS = "_all_columns"  # Datasette ignores it; links and sorting keep it
@@ -180,8 +205,14 @@ def table_actions(datasette: Any, database: str, table: str, request: Any):
     return [{"href": href, "label": f"Show all columns (with {hidden})"}]
 
 
+def page_urls(datasette: Any, database: str, node: str, *pages: str) -> list[str]:
+    """The URL of each of the plugin's ``pages`` (story, lineage) of ``node``."""
+    named = f"{datasette.urls.database(database)}/-/{{}}?node={quote(node, safe='')}"
+    return [named.format(page) for page in pages]
+
+
 def page_url(datasette: Any, database: str, page: str, node: str) -> str:
-    return datasette.urls.database(database) + f"/-/{page}?node=" + quote(node, safe="")
+    return page_urls(datasette, database, node, page)[0]
 
 
 def lineage_url(datasette: Any, database: str, node: str) -> str:
@@ -211,8 +242,6 @@ def render_cell(
         or (table is None and column in QUERY_LINKED_COLUMNS)
     )
     if table in LINKED_TABLES and column in ARTIFACT_COLUMNS:
-        from datasette.utils import tilde_encode
-
         url = datasette.urls.row(database, "artifacts", tilde_encode(value))
         return Markup(f'<a href="{escape(url)}">{escape(value)}</a>')
     node = value if names_a_node else None
@@ -226,8 +255,7 @@ def render_cell(
     if node is None:
         return None
     # escape() and an f-string: Markup.format costs a table page 3 ms (50 rows).
-    story = escape(page_url(datasette, database, "story", node))
-    lineage = escape(lineage_url(datasette, database, node))
+    story, lineage = map(escape, page_urls(datasette, database, node, "story", "lineage"))
     return Markup(
         f'{escape(value)} <a class="labnote-story" href="{story}">story</a> '
         f'<a class="labnote-lineage" href="{lineage}">lineage graph</a>'
@@ -270,8 +298,6 @@ def register_routes():
 
 
 def _row_url(datasette: Any, database: str, node: dict[str, Any]) -> str:
-    from datasette.utils import tilde_encode
-
     if node["kind"] == "handoff_packet":
         key = parent_dir(node["node"])
         return datasette.urls.row(database, "handoff_packets", tilde_encode(key))
