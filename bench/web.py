@@ -1,8 +1,9 @@
 """Page latency of `labnote-index serve` on a built index, against its plain JSON endpoint.
 
 Starts the server on this machine (127.0.0.1 only), then in one run:
-1. each page kind a number of times, one request at a time: median latency,
-   and its ratio to `/DB/packets.json?_size=1&_nofacet=1` on the same server;
+1. each page kind a number of times, one request at a time, in rounds of one
+   request of each kind: median latency, and its ratio to
+   `/DB/packets.json?_size=1&_nofacet=1` on the same server;
 2. a burst of concurrent mixed requests (bounded in number), and the same
    requests one after another: every answer 200, and the burst's wall time.
 
@@ -56,6 +57,9 @@ def pages(db: Path) -> dict[str, str]:
     return {
         "baseline: packets.json?_size=1&_nofacet=1": f"/{name}/packets.json?_size=1&_nofacet=1",
         "table: packets": f"/{name}/packets",
+        # Where a table page's time goes: its first row and its facets alone.
+        "table: packets, 1 row": f"/{name}/packets?_size=1",
+        "table: packets, 1 row, no facets": f"/{name}/packets?_size=1&_nofacet=1",
         "table: messages": f"/{name}/messages",
         "table: findings": f"/{name}/findings",
         "row: a packet": f"/{name}/records/{tilde_encode(packet)}",
@@ -86,11 +90,15 @@ def main() -> None:
             except OSError:
                 time.sleep(0.1)
         kinds = pages(args.db)
-        medians = {}
-        for label, path in kinds.items():
+        times: dict[str, list[float]] = {label: [] for label in kinds}
+        for path in kinds.values():
             get(base + path)  # warm
-            times = [get(base + path)[1] for _ in range(args.repeat)]
-            medians[label] = statistics.median(times)
+        # Round after round of every page kind, so that a machine slowing down
+        # or speeding up during the run weighs on every kind alike.
+        for _ in range(args.repeat):
+            for label, path in kinds.items():
+                times[label].append(get(base + path)[1])
+        medians = {label: statistics.median(t) for label, t in times.items()}
         floor = medians["baseline: packets.json?_size=1&_nofacet=1"]
         print("| page | median s | × baseline |")
         print("| --- | ---: | ---: |")
