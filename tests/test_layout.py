@@ -31,7 +31,7 @@ LAYERS = [
     ("checks", {"catalogue", "provenance"}),
     (
         "report, git, fix, web",
-        {"report", "git", "revisions", "fix", "serve", "plugin", "plugin.graph"},
+        {"report", "git", "revisions", "fix", "serve", "plugin", "plugin.graph", "plugin.table"},
     ),
     ("façade", {"api"}),
     ("command line", {"cli", "__main__", "__init__"}),
