@@ -155,3 +155,26 @@ def test_a_person_opens_a_story_from_a_packets_row(server: str, browser, tmp_pat
     for part in ("Findings", "Cites", "Cited by", "Lineage", "Fields"):
         assert part in body
     page.screenshot(path=str(tmp_path / "story.png"), full_page=True)
+
+
+def test_a_person_sorts_and_hides_columns_with_the_column_menu(
+    server: str, browser, tmp_path: Path
+):
+    """Datasette's table.js works on the table the plugin writes: its column
+    menu sorts and hides, and what a record table hides stays hidden."""
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(server + "/sample/packets")
+    for column in ("packet_id", "status", "topic"):  # what tells packets apart, in sight
+        box = page.locator(f"th.col-{column}").bounding_box()
+        assert box and box["x"] + box["width"] <= 1366 and box["y"] <= 900, column
+    page.locator("th.col-status svg.dropdown-menu-icon").click()
+    page.get_by_role("link", name="Sort descending").click()
+    page.wait_for_url("**/sample/packets?_sort_desc=status")
+    statuses = page.locator("tbody td.col-status").all_inner_texts()
+    assert statuses == sorted(statuses, reverse=True) and len(statuses) > 1
+    page.locator("th.col-topic svg.dropdown-menu-icon").click()
+    page.get_by_role("link", name="Hide this column").click()
+    page.wait_for_url("**_nocol=topic*")
+    shown = page.locator("thead th").evaluate_all("ths => ths.map(th => th.dataset.column)")
+    assert "topic" not in shown and "status" in shown and "record_type" not in shown
+    page.screenshot(path=str(tmp_path / "packets.png"))

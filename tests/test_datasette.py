@@ -427,6 +427,15 @@ def test_record_table_pages_hide_constant_columns_until_asked(index: Path):
     assert "schema_version" in json_page.json()["columns"]  # the JSON API is whole
 
 
+def test_hiding_one_more_column_keeps_the_hidden_ones_hidden(index: Path):
+    (hidden, listed) = fetch(
+        index, "/sample/packets?_nocol=status", "/sample/packets?_col=packet_id&_col=notes"
+    )
+    shown = header_columns(hidden)
+    assert "packet_id" in shown and "status" not in shown and "notes" not in shown
+    assert header_columns(listed) == ["file", "packet_id", "notes"]  # a list is what it says
+
+
 def test_every_table_page_hides_only_columns_it_has_and_no_facet(index: Path):
     from labnote_index.plugin import HIDDEN_COLUMNS
 

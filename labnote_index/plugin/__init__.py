@@ -139,10 +139,12 @@ Pairs = list[tuple[str, str]]
 def _kept_pairs(page: tuple[str, str] | None, pairs: Pairs) -> Pairs:
     """The query a page is answered with: an empty ``_search=`` (a shared or
     edited URL) is no search, not an error; a table page hides HIDDEN_COLUMNS
-    unless it names its columns or asks for all of them."""
+    unless it lists the columns to show or asks for all of them. Hiding one more
+    column (the column menu's ``_nocol``) keeps them hidden too."""
     kept = [(k, v) for k, v in pairs if not (k.startswith("_search") and not v)]
-    if page and not any(k in ("_col", "_nocol", ALL_COLUMNS) for k, _ in kept):
-        kept += [("_nocol", column) for column in HIDDEN_COLUMNS[page[1]]]
+    if page and not any(k in ("_col", ALL_COLUMNS) for k, _ in kept):
+        named = {v for k, v in kept if k == "_nocol"}
+        kept += [("_nocol", c) for c in HIDDEN_COLUMNS[page[1]] if c not in named]
     return kept
 
 
