@@ -458,11 +458,15 @@ def test_a_url_a_record_holds_is_text_not_a_link(index: Path):
         "/sample/messages",
         f"/sample/messages/{tilde_encode(f'registry/messages/open/{XSS_ID}.json')}",
         "/sample?sql=select+to_group+from+messages",
+        "/sample?sql=select+to_group+as+path+from+messages+where+to_group+like+%27http%25%27",
     )
     for page in pages:
         assert page.status_code == 200
         assert html.escape(PHISH) in page.text  # shown...
         assert f'href="{html.escape(PHISH)}"' not in page.text  # ...never linked
+    (source_refs,) = fetch(index, "/sample/source_refs?ref__startswith=https")
+    urls = re.findall(r'<td class="col-ref type-str">([^<]*)</td>', source_refs.text)
+    assert "https://datasette.io/" in urls  # a packet's sources, as text
 
 
 def test_artifact_table_pages_leave_bodies_to_row_pages(index: Path):

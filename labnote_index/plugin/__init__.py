@@ -231,12 +231,19 @@ def render_cell(
     stays text: Datasette would make it a link, and record text is data."""
     if not isinstance(value, str) or not value:
         return None
-    if column not in LINKED_COLUMNS:
-        if value.lstrip().startswith(URL_SCHEMES) and _is_index(datasette, database):
-            return shown_text(value, datasette.setting("truncate_cells_html"))
-        return None  # most cells of a page: nothing to look at
-    if not _is_index(datasette, database):
-        return None
+    if column in LINKED_COLUMNS and _is_index(datasette, database):
+        linked = _linked(value, column, table, database, datasette, row)
+        if linked is not None:
+            return linked
+    if value.lstrip().startswith(URL_SCHEMES) and _is_index(datasette, database):
+        return shown_text(value, datasette.setting("truncate_cells_html"))
+    return None  # most cells of a page: nothing to look at
+
+
+def _linked(
+    value: str, column: str, table: str | None, database: str, datasette: Any, row: Any
+) -> Markup | None:
+    """``value`` with its links, when the cell names a record, packet or artifact."""
     names_a_node = (
         (table in LINKED_TABLES and column == "file")
         or (table == "findings" and column == "file" and value.endswith(".json"))  # a record
