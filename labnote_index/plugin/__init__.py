@@ -95,7 +95,9 @@ def _is_index(datasette: Any, database: str) -> bool:
 # fits the screen (its row and story pages show every field): in record tables,
 # what every row holds alike (its type, the contract version), free text and
 # unknown fields (notes, extra), and the details of provenance and routing that
-# a list is not read for; an artifact's whole body. Faceted columns stay.
+# a list is not read for; what the checks work out from a path (the parts of a
+# record's or handoff packet's directory); an artifact's whole body. Faceted
+# columns stay.
 _ALIKE = ("record_type", "schema_version")
 _FREE = ("notes", "extra")
 HIDDEN_COLUMNS = {
@@ -120,6 +122,15 @@ HIDDEN_COLUMNS = {
         *_FREE,
     ),
     "messages": (*_ALIKE, "reply_expected", "related_response", "tags", *_FREE),
+    "records": ("artifact_field", "layout_enforced", "registry_dir", "parent_dir", "stem"),
+    "handoff_packets": (
+        "dir_role",
+        "dir_milestone",
+        "dir_packet_version",
+        "schema_version",
+        "extra",
+    ),
+    "input_packets": ("extra",),
     "artifacts": ("body",),
 }
 ALL_COLUMNS = "_all_columns"  # Datasette ignores it; links and sorting keep it
