@@ -11,13 +11,19 @@ from typing import Any
 from datasette.app import Datasette
 
 from .errors import LabnoteError
+from .plugin.facets import CountedFacet
 from .schema import METADATA_DATABASE, described_index
 
 
 def load_metadata(database: str = METADATA_DATABASE) -> dict[str, Any]:
-    """The packaged metadata.yml, applied to the database called ``database``."""
+    """The packaged metadata.yml, applied to the database called ``database``,
+    its facets counted once over a whole table (the plugin's ``counted`` facet)."""
     metadata = described_index()
-    metadata["databases"] = {database: metadata["databases"][METADATA_DATABASE]}
+    described = metadata["databases"][METADATA_DATABASE]
+    for table in described["tables"].values():
+        if "facets" in table:
+            table["facets"] = [{CountedFacet.type: facet} for facet in table["facets"]]
+    metadata["databases"] = {database: described}
     return metadata
 
 

@@ -54,6 +54,13 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db_path
 
 
+def described_tables() -> dict[str, Any]:
+    """metadata.yml's tables, as written (``serve`` makes their facets counted ones)."""
+    from labnote_index.schema import METADATA_DATABASE, described_index
+
+    return described_index()["databases"][METADATA_DATABASE]["tables"]
+
+
 def query(db_path: Path, name: str, **params: str) -> list[dict[str, Any]]:
     args = "&".join(f"{k}={v}" for k, v in params.items())
     (response,) = fetch(db_path, f"/sample/{name}.json?_shape=array&{args}")
@@ -439,7 +446,7 @@ def test_hiding_one_more_column_keeps_the_hidden_ones_hidden(index: Path):
 def test_every_table_page_hides_only_columns_it_has_and_no_facet(index: Path):
     from labnote_index.plugin import HIDDEN_COLUMNS
 
-    tables = load_metadata("sample")["databases"]["sample"]["tables"]
+    tables = described_tables()
     for table, hidden in HIDDEN_COLUMNS.items():
         (page, everything) = fetch(index, f"/sample/{table}", f"/sample/{table}?_all_columns=1")
         assert page.status_code == 200, (table, page.text[-500:])
@@ -496,8 +503,7 @@ def test_row_pages_list_only_the_tables_that_link_to_them(index: Path):
 
 def test_columns_pages_sort_and_facet_on_are_indexed(index: Path):
     db = sqlite_utils.Database(index)
-    tables = load_metadata("sample")["databases"]["sample"]["tables"]
-    for name, described in tables.items():
+    for name, described in described_tables().items():
         if name not in db.table_names() or name == "findings":  # a view; a few rows
             continue
         table = db.table(name)
@@ -505,3 +511,63 @@ def test_columns_pages_sort_and_facet_on_are_indexed(index: Path):
         wanted = [*described.get("facets", [])]
         wanted += [described[k] for k in ("sort", "sort_desc") if k in described]
         assert set(wanted) <= leading, f"{name}: {set(wanted) - leading} not indexed"
+
+
+def _facets(datasette: Any, path: str) -> dict[str, Any]:
+    """A page's facets, as its JSON gives them (the facet type aside)."""
+
+    async def run() -> Any:
+        return await datasette.client.get(path)
+
+    response = asyncio.run(run())
+    assert response.status_code == 200, response.text
+    return {
+        name: {k: v for k, v in facet.items() if k not in ("type", "toggle_url")}
+        for name, facet in response.json()["facet_results"].items()
+    }
+
+
+def test_counted_facets_are_datasettes_column_facets(index: Path):
+    """The counts kept for a whole table are those Datasette's column facet
+    counts, with links made for each request; a filtered page is counted anew."""
+    from datasette.app import Datasette
+
+    from labnote_index.schema import METADATA_DATABASE, described_index
+    from labnote_index.serve import SETTINGS, make_datasette
+
+    plain = described_index()  # metadata.yml as it is: column facets
+    plain["databases"] = {"sample": plain["databases"][METADATA_DATABASE]}
+    theirs = Datasette(immutables=[str(index)], metadata=plain, settings=SETTINGS)
+    ours = make_datasette(index)
+    tables = plain["databases"]["sample"]["tables"]
+    faceted = [name for name, table in tables.items() if table.get("facets")]
+    assert {"records", "packets", "refs", "findings"} <= set(faceted)
+    for table in faceted:
+        for query in ("?_extra=facet_results", "?_extra=facet_results&_size=5"):
+            mine = _facets(ours, f"/sample/{table}.json{query}")
+            assert mine == _facets(theirs, f"/sample/{table}.json{query}"), (table, query)
+            assert list(mine) == tables[table]["facets"]
+            assert _facets(ours, f"/sample/{table}.json{query}") == mine  # from memory
+    # A filter: the counts are the filtered rows'.
+    filtered = "/sample/packets.json?_extra=facet_results&status=answered"
+    assert _facets(ours, filtered) == _facets(theirs, filtered)
+    assert _facets(ours, filtered)["status"]["results"][0]["count"] < len(
+        list(sqlite_utils.Database(index)["packets"].rows)
+    )
+
+
+def test_counted_facets_of_a_database_that_can_change_follow_it(tmp_path: Path, index: Path):
+    from datasette.app import Datasette
+
+    from labnote_index.serve import SETTINGS, load_metadata
+
+    db_path = tmp_path / "sample.db"
+    shutil.copy(index, db_path)
+    mutable = Datasette([str(db_path)], metadata=load_metadata("sample"), settings=SETTINGS)
+    before = _facets(mutable, "/sample/packets.json?_extra=facet_results")["status"]
+    sqlite_utils.Database(db_path).execute(
+        "DELETE FROM packets WHERE status = 'new'"
+    ).connection.commit()
+    after = _facets(mutable, "/sample/packets.json?_extra=facet_results")["status"]
+    assert "new" in [r["value"] for r in before["results"]]
+    assert "new" not in [r["value"] for r in after["results"]]

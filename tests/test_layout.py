@@ -31,7 +31,17 @@ LAYERS = [
     ("checks", {"catalogue", "provenance"}),
     (
         "report, git, fix, web",
-        {"report", "git", "revisions", "fix", "serve", "plugin", "plugin.graph", "plugin.table"},
+        {
+            "report",
+            "git",
+            "revisions",
+            "fix",
+            "serve",
+            "plugin",
+            "plugin.graph",
+            "plugin.table",
+            "plugin.facets",
+        },
     ),
     ("façade", {"api"}),
     ("command line", {"cli", "__main__", "__init__"}),

@@ -25,6 +25,7 @@ from .. import provenance
 from ..formats import RECORD_TYPES
 from ..paths import parent_dir
 from ..schema import RECORD_TABLES
+from .facets import CountedFacet
 from .graph import lineage_svg
 from .table import rows_and_columns
 
@@ -196,6 +197,11 @@ def asgi_wrapper(datasette: Any):
         return adjusted
 
     return wrap
+
+
+@hookimpl
+def register_facet_classes() -> list[type]:
+    return [CountedFacet]
 
 
 @hookimpl
