@@ -41,11 +41,15 @@ SETTINGS = {
 def make_datasette(db_path: Path) -> Datasette:
     """Datasette over the index, immutable (opened read-only, never written)."""
     db_path = Path(db_path)
-    return Datasette(
+    datasette = Datasette(
         immutables=[str(db_path)],
         metadata=load_metadata(db_path.stem),
         settings=SETTINGS,
     )
+    # The installed templates do not change while a server runs: Jinja need not
+    # stat each of a page's templates again on every request.
+    datasette.jinja_env.auto_reload = False
+    return datasette
 
 
 class ServeError(LabnoteError):

@@ -12,23 +12,34 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
-from datasette.utils import path_with_replaced_args, to_css_class
+from datasette.utils import to_css_class
 from markupsafe import Markup, escape
 
 
-def _sort_link(column: str, request: Any, fix_path: Callable[[str], str], desc: bool) -> str:
-    """The header link that sorts by ``column`` (descending when ``desc``)."""
-    args = {"_sort_desc": column, "_sort": None} if desc else {"_sort": column, "_sort_desc": None}
-    href = fix_path(path_with_replaced_args(request, {**args, "_next": None}))
-    return f'<a href="{escape(href)}" rel="nofollow">'
+class _SortLinks:
+    """The header links that sort a page by a column, keeping its other
+    arguments: Datasette's ``path_with_replaced_args`` for each column, with
+    the page's query string read once instead of once per column."""
+
+    REPLACED = ("_sort", "_sort_desc", "_next")
+
+    def __init__(self, request: Any, fix_path: Callable[[str], str]) -> None:
+        kept = [(k, v) for k, v in parse_qsl(request.query_string) if k not in self.REPLACED]
+        self.prefix = f"{request.path}?{urlencode(kept)}&" if kept else f"{request.path}?"
+        self.fix_path = fix_path
+
+    def __call__(self, column: str, desc: bool) -> str:
+        key = "_sort_desc" if desc else "_sort"
+        href = self.fix_path(self.prefix + urlencode([(key, column)]))
+        return f'<a href="{escape(href)}" rel="nofollow">'
 
 
 def _header(
     column: Mapping[str, Any],
     css: str,
-    request: Any,
-    fix_path: Callable[[str], str],
+    sort_link: _SortLinks,
     sort: str | None,
     sort_desc: str | None,
 ) -> str:
@@ -36,10 +47,10 @@ def _header(
     label = escape(name)
     if column.get("sortable"):
         if name == sort:  # sorted ascending by it: the link turns the order round
-            label = Markup(f"{_sort_link(name, request, fix_path, True)}{label}&nbsp;▼</a>")
+            label = Markup(f"{sort_link(name, True)}{label}&nbsp;▼</a>")
         else:
             arrow = "&nbsp;▲" if name == sort_desc else ""
-            label = Markup(f"{_sort_link(name, request, fix_path, False)}{label}{arrow}</a>")
+            label = Markup(f"{sort_link(name, False)}{label}{arrow}</a>")
     description = column.get("description")
     described = f'data-column-description="{escape(description)}" ' if description else ""
     return (
@@ -71,9 +82,10 @@ def rows_and_columns(
             css[name] = str(escape(to_css_class(name)))
         return css[name]
 
+    sort_link = _SortLinks(request, fix_path)
     out = ['<div class="table-wrapper"><table class="rows-and-columns"><thead><tr>']
     for column in columns:
-        out.append(_header(column, css_class(column["name"]), request, fix_path, sort, sort_desc))
+        out.append(_header(column, css_class(column["name"]), sort_link, sort, sort_desc))
     out.append("</tr></thead><tbody>")
     for row in rows:
         out.append("<tr>")
