@@ -571,3 +571,28 @@ def test_counted_facets_of_a_database_that_can_change_follow_it(tmp_path: Path, 
     after = _facets(mutable, "/sample/packets.json?_extra=facet_results")["status"]
     assert "new" in [r["value"] for r in before["results"]]
     assert "new" not in [r["value"] for r in after["results"]]
+
+
+def test_record_table_pages_look_up_no_labels_they_would_not_show(index: Path):
+    """A record table's one foreign key is its key, shown as the link to its row;
+    a table whose foreign keys are columns of their own shows their labels."""
+    from datasette.app import Datasette
+
+    from labnote_index.schema import RECORD_TABLES
+    from labnote_index.serve import SETTINGS, load_metadata
+
+    traced = Datasette(
+        immutables=[str(index)],
+        metadata=load_metadata("sample"),
+        settings={**SETTINGS, "trace_debug": True},
+    )
+
+    async def run(path: str) -> Any:
+        return await traced.client.get(path)
+
+    for table in RECORD_TABLES:
+        page = asyncio.run(run(f"/sample/{table}?_trace=1"))
+        assert page.status_code == 200 and "labnote-story" in page.text
+        assert "where file in" not in page.text, table  # the labels' query
+    refs = asyncio.run(run("/sample/refs?_trace=1"))
+    assert "where file in" in refs.text  # its files labelled with their record IDs

@@ -157,6 +157,11 @@ def _kept_pairs(page: tuple[str, str] | None, pairs: Pairs) -> Pairs:
     if page and not any(k in ("_col", ALL_COLUMNS) for k, _ in kept):
         named = {v for k, v in kept if k == "_nocol"}
         kept += [("_nocol", c) for c in HIDDEN_COLUMNS[page[1]] if c not in named]
+    if page and page[1] in RECORD_TABLES and not any(k in ("_labels", "_label") for k, _ in kept):
+        # A record table's one foreign key is its key (file, to records), which
+        # the page shows as the link to the row, never with its label: looking
+        # the labels up was a query and a pass over the page's rows for nothing.
+        kept.append(("_labels", "off"))
     return kept
 
 
