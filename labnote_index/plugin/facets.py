@@ -13,10 +13,11 @@ counted by Datasette's column facet, as before.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 from datasette.database import QueryInterrupted
 from datasette.facets import ColumnFacet
-from datasette.utils import escape_sqlite, path_with_added_args, path_with_removed_args
+from datasette.utils import escape_sqlite, path_with_removed_args
 
 # Where a Datasette instance keeps the counts: (database, table, column, limit)
 # to [(value, label, count)].
@@ -76,13 +77,17 @@ class CountedFacet(ColumnFacet):
         """One facet as Datasette's column facet gives it, its links made for
         this request (they keep its sort and other arguments)."""
         argument = f"{column}__exact" if column.startswith("_") else column
+        # Datasette's path_with_added_args for each value, the page's own
+        # arguments encoded once (a facet can have hundreds of values).
+        kept = urlencode(parse_qsl(self.request.query_string))
+        adding = f"{self.request.path}?{kept}&" if kept else f"{self.request.path}?"
         values = []
         for value, label, count in counted[:size]:
             selected = (argument, str(value)) in pairs
             if selected:
                 toggle = path_with_removed_args(self.request, {argument: str(value)})
             else:
-                toggle = path_with_added_args(self.request, {argument: value})
+                toggle = adding + urlencode([(argument, value)])
             values.append(
                 {
                     "value": value,
