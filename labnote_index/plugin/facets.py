@@ -6,8 +6,8 @@ filter cannot change while the server runs. Counting them was most of the time
 of the pages of the largest tables (12 ms of a 28 ms ``records`` page, three
 GROUP BYs over 43,508 rows); a ``counted`` facet counts a column of the whole
 table once, with Datasette's own query, and keeps the answer. A page with a
-filter or a search, another facet size, or a database that can change, is
-counted by Datasette's column facet, as before.
+filter or a search, a facet size of its own choosing, or a database that can
+change, is counted by Datasette's column facet, as before.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ class CountedFacet(ColumnFacet):
         size = self.get_facet_size()
         database = self.ds.databases[self.database]
         whole = self.table is not None and not self.params and self._whole_table()
-        if database.is_mutable or not whole or size != self.ds.setting("default_facet_size"):
+        # A size the request chose is counted as asked, not kept: one kept list
+        # a facet, of the size the table's metadata or the settings give.
+        if database.is_mutable or not whole or "_facet_size" in self.request.args:
             return await super().facet_results()
         pairs = self.get_querystring_pairs()
         results, timed_out = [], []
@@ -71,6 +73,12 @@ class CountedFacet(ColumnFacet):
             kept[key] = [(v, labels.get((column, v), v), count) for v, count in rows]
         return kept[key]
 
+    def _absolute(self, origin: str, path: str) -> str:
+        """Datasette's absolute_url, its scheme and host worked out once a page."""
+        if path.startswith("/") and not path.startswith("//"):
+            return origin + path
+        return self.ds.absolute_url(self.request, path)
+
     def _facet(
         self, column: str, source: str, counted: list[tuple], size: int, pairs: list
     ) -> dict[str, Any]:
@@ -81,6 +89,7 @@ class CountedFacet(ColumnFacet):
         # arguments encoded once (a facet can have hundreds of values).
         kept = urlencode(parse_qsl(self.request.query_string))
         adding = f"{self.request.path}?{kept}&" if kept else f"{self.request.path}?"
+        origin = self.ds.absolute_url(self.request, "/")[:-1]  # scheme and host
         values = []
         for value, label, count in counted[:size]:
             selected = (argument, str(value)) in pairs
@@ -93,7 +102,7 @@ class CountedFacet(ColumnFacet):
                     "value": value,
                     "label": label,
                     "count": count,
-                    "toggle_url": self.ds.absolute_url(self.request, self.ds.urls.path(toggle)),
+                    "toggle_url": self._absolute(origin, self.ds.urls.path(toggle)),
                     "selected": selected,
                 }
             )
