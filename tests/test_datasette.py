@@ -549,6 +549,11 @@ def test_counted_facets_are_datasettes_column_facets(index: Path):
             assert mine == _facets(theirs, f"/sample/{table}.json{query}"), (table, query)
             assert list(mine) == tables[table]["facets"]
             assert _facets(ours, f"/sample/{table}.json{query}") == mine  # from memory
+    # Each whole table's counts were kept (the first ask counted them), no more.
+    from labnote_index.plugin.facets import COUNTS_KEY
+
+    kept = {(table, column) for _, table, column, _ in getattr(ours, COUNTS_KEY)}
+    assert kept == {(table, column) for table in faceted for column in tables[table]["facets"]}
     # A filter: the counts are the filtered rows'.
     filtered = "/sample/packets.json?_extra=facet_results&status=answered"
     assert _facets(ours, filtered) == _facets(theirs, filtered)
