@@ -514,7 +514,7 @@ def test_columns_pages_sort_and_facet_on_are_indexed(index: Path):
 
 
 def _facets(datasette: Any, path: str) -> dict[str, Any]:
-    """A page's facets, as its JSON gives them (the facet type aside)."""
+    """A page's facets, as its JSON gives them (the link that removes one aside)."""
 
     async def run() -> Any:
         return await datasette.client.get(path)
@@ -522,7 +522,7 @@ def _facets(datasette: Any, path: str) -> dict[str, Any]:
     response = asyncio.run(run())
     assert response.status_code == 200, response.text
     return {
-        name: {k: v for k, v in facet.items() if k not in ("type", "toggle_url")}
+        name: {k: v for k, v in facet.items() if k != "toggle_url"}
         for name, facet in response.json()["facet_results"].items()
     }
 
@@ -554,6 +554,8 @@ def test_counted_facets_are_datasettes_column_facets(index: Path):
 
     kept = {(table, column) for _, table, column, _ in getattr(ours, COUNTS_KEY)}
     assert kept == {(table, column) for table in faceted for column in tables[table]["facets"]}
+    (page,) = fetch(index, "/sample/packets")
+    assert 'id="facet-status"' in page.text and "(counted)" not in page.text
     # A filter: the counts are the filtered rows'.
     filtered = "/sample/packets.json?_extra=facet_results&status=answered"
     assert _facets(ours, filtered) == _facets(theirs, filtered)

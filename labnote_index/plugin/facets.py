@@ -30,6 +30,14 @@ class CountedFacet(ColumnFacet):
     type = "counted"
 
     async def facet_results(self) -> tuple[list[dict[str, Any]], list[str]]:
+        results, timed_out = await self._results()
+        for facet in results:
+            # To a reader it is a column facet: Datasette names any other type
+            # beside the facet's name ("status (counted)").
+            facet["type"] = ColumnFacet.type
+        return results, timed_out
+
+    async def _results(self) -> tuple[list[dict[str, Any]], list[str]]:
         size = self.get_facet_size()
         database = self.ds.databases[self.database]
         whole = self.table is not None and not self.params and self._whole_table()
@@ -109,7 +117,6 @@ class CountedFacet(ColumnFacet):
         removed = path_with_removed_args(self.request, {f"_facet_{self.type}": column})
         return {
             "name": column,
-            "type": self.type,
             "hideable": source != "metadata",
             "toggle_url": self.ds.urls.path(removed),
             "results": values,
