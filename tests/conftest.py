@@ -97,6 +97,40 @@ def fetch(db_path: Path, *paths: str) -> list[Any]:
     return asyncio.run(run())
 
 
+def described_tables() -> dict[str, Any]:
+    """metadata.yml's tables, as written (``serve`` makes their facets counted ones)."""
+    from labnote_index.schema import METADATA_DATABASE, described_index
+
+    return described_index()["databases"][METADATA_DATABASE]["tables"]
+
+
+def plain_datasette(db_path: Path) -> Any:
+    """Datasette over an index with metadata.yml as written: Datasette's own
+    column facets, where ``serve`` has the plugin's counted ones."""
+    from datasette.app import Datasette
+
+    from labnote_index.schema import METADATA_DATABASE, described_index
+    from labnote_index.serve import SETTINGS
+
+    plain = described_index()
+    plain["databases"] = {db_path.stem: plain["databases"][METADATA_DATABASE]}
+    return Datasette(immutables=[str(db_path)], metadata=plain, settings=SETTINGS)
+
+
+def facets_of_page(datasette: Any, path: str) -> dict[str, Any]:
+    """A page's facets, as its JSON gives them (the link that removes one aside)."""
+
+    async def run() -> Any:
+        return await datasette.client.get(path)
+
+    response = asyncio.run(run())
+    assert response.status_code == 200, response.text
+    return {
+        name: {k: v for k, v in facet.items() if k != "toggle_url"}
+        for name, facet in response.json()["facet_results"].items()
+    }
+
+
 @pytest.fixture(scope="session")
 def generated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("template") / "repo"

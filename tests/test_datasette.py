@@ -19,7 +19,7 @@ from labnote_index.api import build as build_index
 from labnote_index.registry_views import render_views, write_views
 from labnote_index.serve import load_metadata
 
-from .conftest import ROOT, SAMPLE_REPO, fetch
+from .conftest import ROOT, SAMPLE_REPO, described_tables, facets_of_page, fetch, plain_datasette
 
 XSS = "<script>alert(1)</script>"
 XSS_ID = "20260920-mallory-xss-probe"
@@ -52,13 +52,6 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_views(render_views(sqlite_utils.Database(db_path)), root / "registry")
     build_index(root, db_path)
     return db_path
-
-
-def described_tables() -> dict[str, Any]:
-    """metadata.yml's tables, as written (``serve`` makes their facets counted ones)."""
-    from labnote_index.schema import METADATA_DATABASE, described_index
-
-    return described_index()["databases"][METADATA_DATABASE]["tables"]
 
 
 def query(db_path: Path, name: str, **params: str) -> list[dict[str, Any]]:
@@ -513,42 +506,23 @@ def test_columns_pages_sort_and_facet_on_are_indexed(index: Path):
         assert set(wanted) <= leading, f"{name}: {set(wanted) - leading} not indexed"
 
 
-def _facets(datasette: Any, path: str) -> dict[str, Any]:
-    """A page's facets, as its JSON gives them (the link that removes one aside)."""
-
-    async def run() -> Any:
-        return await datasette.client.get(path)
-
-    response = asyncio.run(run())
-    assert response.status_code == 200, response.text
-    return {
-        name: {k: v for k, v in facet.items() if k != "toggle_url"}
-        for name, facet in response.json()["facet_results"].items()
-    }
-
-
-def test_counted_facets_are_datasettes_column_facets(index: Path):
+def test_counted_facets_are_datasettes_columnfacets_of_page(index: Path):
     """The counts kept for a whole table are those Datasette's column facet
     counts, with links made for each request; a filtered page is counted anew."""
-    from datasette.app import Datasette
+    from labnote_index.serve import make_datasette
 
-    from labnote_index.schema import METADATA_DATABASE, described_index
-    from labnote_index.serve import SETTINGS, make_datasette
-
-    plain = described_index()  # metadata.yml as it is: column facets
-    plain["databases"] = {"sample": plain["databases"][METADATA_DATABASE]}
-    theirs = Datasette(immutables=[str(index)], metadata=plain, settings=SETTINGS)
+    theirs = plain_datasette(index)
     ours = make_datasette(index)
-    tables = plain["databases"]["sample"]["tables"]
+    tables = described_tables()
     faceted = [name for name, table in tables.items() if table.get("facets")]
     assert {"records", "packets", "refs", "findings"} <= set(faceted)
     for table in faceted:
         queries = ("", "&_size=5", "&_facet_size=1")  # the last counted as asked
         for query in (f"?_extra=facet_results{more}" for more in queries):
-            mine = _facets(ours, f"/sample/{table}.json{query}")
-            assert mine == _facets(theirs, f"/sample/{table}.json{query}"), (table, query)
+            mine = facets_of_page(ours, f"/sample/{table}.json{query}")
+            assert mine == facets_of_page(theirs, f"/sample/{table}.json{query}"), (table, query)
             assert list(mine) == tables[table]["facets"]
-            assert _facets(ours, f"/sample/{table}.json{query}") == mine  # from memory
+            assert facets_of_page(ours, f"/sample/{table}.json{query}") == mine  # from memory
     # Each whole table's counts were kept (the first ask counted them), no more.
     from labnote_index.plugin.facets import COUNTS_KEY
 
@@ -558,8 +532,8 @@ def test_counted_facets_are_datasettes_column_facets(index: Path):
     assert 'id="facet-status"' in page.text and "(counted)" not in page.text
     # A filter: the counts are the filtered rows'.
     filtered = "/sample/packets.json?_extra=facet_results&status=answered"
-    assert _facets(ours, filtered) == _facets(theirs, filtered)
-    assert _facets(ours, filtered)["status"]["results"][0]["count"] < len(
+    assert facets_of_page(ours, filtered) == facets_of_page(theirs, filtered)
+    assert facets_of_page(ours, filtered)["status"]["results"][0]["count"] < len(
         list(sqlite_utils.Database(index)["packets"].rows)
     )
 
@@ -572,11 +546,11 @@ def test_counted_facets_of_a_database_that_can_change_follow_it(tmp_path: Path, 
     db_path = tmp_path / "sample.db"
     shutil.copy(index, db_path)
     mutable = Datasette([str(db_path)], metadata=load_metadata("sample"), settings=SETTINGS)
-    before = _facets(mutable, "/sample/packets.json?_extra=facet_results")["status"]
+    before = facets_of_page(mutable, "/sample/packets.json?_extra=facet_results")["status"]
     sqlite_utils.Database(db_path).execute(
         "DELETE FROM packets WHERE status = 'new'"
     ).connection.commit()
-    after = _facets(mutable, "/sample/packets.json?_extra=facet_results")["status"]
+    after = facets_of_page(mutable, "/sample/packets.json?_extra=facet_results")["status"]
     assert "new" in [r["value"] for r in before["results"]]
     assert "new" not in [r["value"] for r in after["results"]]
 

@@ -27,7 +27,13 @@ from labnote_index.discover import KINDS
 from labnote_index.formats import RECORD_TYPES
 from labnote_index.text import shown
 
-from .conftest import CONFORMANCE, assert_every_problem_is_a_finding
+from .conftest import (
+    CONFORMANCE,
+    SAMPLE_REPO,
+    assert_every_problem_is_a_finding,
+    facets_of_page,
+    plain_datasette,
+)
 
 settings.register_profile(
     "default", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -496,3 +502,44 @@ def test_the_plugins_table_markup_is_datasettes(columns: list[dict], data: st.Da
     theirs = asyncio.run(template.render_async(context))
     ours = rows_and_columns(datasette.urls.path, columns, rows, request, sort, sort_desc)
     assert _between_tags(ours) == _between_tags(theirs)
+
+
+@pytest.fixture(scope="module")
+def served_sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
+    """sample_repo's index served twice: as ``serve`` does, and with Datasette's
+    own column facets. Module-wide, so the counts kept stay kept across examples."""
+    from labnote_index.serve import make_datasette
+
+    db_path = tmp_path_factory.mktemp("facets") / "sample.db"
+    build_index(SAMPLE_REPO, db_path)
+    return make_datasette(db_path), plain_datasette(db_path)
+
+
+# A column each table's page may sort by.
+SORTED_BY = {
+    "packets": "topic",
+    "messages": "summary",
+    "records": "record_id",
+    "refs": "source_file",
+    "handoff_packets": "milestone",
+}
+
+
+@given(
+    table=st.sampled_from(sorted(SORTED_BY)),
+    arguments=st.lists(st.tuples(st.sampled_from(["_x", "_y"]), st.text()), max_size=3),
+    sort=st.booleans(),
+)
+def test_counted_facets_link_as_datasettes_whatever_the_pages_arguments(
+    served_sample: tuple[Any, Any], table: str, arguments: list[tuple[str, str]], sort: bool
+):
+    """The kept counts' links carry the page's other arguments as Datasette's
+    column facet writes them, for any text in them (it is a URL's query)."""
+    from urllib.parse import urlencode
+
+    ours, theirs = served_sample
+    arguments = [("_extra", "facet_results"), *arguments]
+    if sort:
+        arguments.append(("_sort", SORTED_BY[table]))
+    path = f"/sample/{table}.json?" + urlencode(arguments)
+    assert facets_of_page(ours, path) == facets_of_page(theirs, path)
