@@ -234,8 +234,8 @@ def table_actions(datasette: Any, database: str, table: str, request: Any):
 
 def page_urls(datasette: Any, database: str, node: str, *pages: str) -> list[str]:
     """The URL of each of the plugin's ``pages`` (story, lineage) of ``node``."""
-    named = f"{datasette.urls.database(database)}/-/{{}}?node={quote(node, safe='')}"
-    return [named.format(page) for page in pages]
+    base, name = datasette.urls.database(database), quote(node, safe="")
+    return [f"{base}/-/{page}?node={name}" for page in pages]
 
 
 def page_url(datasette: Any, database: str, page: str, node: str) -> str:
