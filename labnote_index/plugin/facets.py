@@ -13,11 +13,13 @@ change, is counted by Datasette's column facet, as before.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
 
 from datasette.database import QueryInterrupted
 from datasette.facets import ColumnFacet
 from datasette.utils import escape_sqlite, path_with_removed_args
+
+from .table import adding_to
 
 # Where a Datasette instance keeps the counts: (database, table, column, limit)
 # to [(value, label, count)].
@@ -95,8 +97,7 @@ class CountedFacet(ColumnFacet):
         argument = f"{column}__exact" if column.startswith("_") else column
         # Datasette's path_with_added_args for each value, the page's own
         # arguments encoded once (a facet can have hundreds of values).
-        kept = urlencode(parse_qsl(self.request.query_string))
-        adding = f"{self.request.path}?{kept}&" if kept else f"{self.request.path}?"
+        adding = adding_to(self.request)
         origin = self.ds.absolute_url(self.request, "/")[:-1]  # scheme and host
         values = []
         for value, label, count in counted[:size]:

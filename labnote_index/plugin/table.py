@@ -18,6 +18,14 @@ from datasette.utils import to_css_class
 from markupsafe import Markup, escape
 
 
+def adding_to(request: Any, dropped: tuple[str, ...] = ()) -> str:
+    """The page's path and query (less ``dropped`` arguments), ready for one more
+    ``urlencode``d argument: Datasette's ``path_with_added_args`` and
+    ``path_with_replaced_args``, with the query string read once for many links."""
+    kept = urlencode([(k, v) for k, v in parse_qsl(request.query_string) if k not in dropped])
+    return f"{request.path}?{kept}&" if kept else f"{request.path}?"
+
+
 class _SortLinks:
     """The header links that sort a page by a column, keeping its other
     arguments: Datasette's ``path_with_replaced_args`` for each column, with
@@ -26,8 +34,7 @@ class _SortLinks:
     REPLACED = ("_sort", "_sort_desc", "_next")
 
     def __init__(self, request: Any, fix_path: Callable[[str], str]) -> None:
-        kept = [(k, v) for k, v in parse_qsl(request.query_string) if k not in self.REPLACED]
-        self.prefix = f"{request.path}?{urlencode(kept)}&" if kept else f"{request.path}?"
+        self.prefix = adding_to(request, self.REPLACED)
         self.fix_path = fix_path
 
     def __call__(self, column: str, desc: bool) -> str:
