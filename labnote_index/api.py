@@ -7,9 +7,11 @@ Each function takes paths and returns plain typed values; errors are
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +25,14 @@ from .build import BuildResult, build_index
 from .errors import LabnoteError
 from .index_file import check_index_path, index_damage, indexed_repository
 from .progress import Progress
+from .settings import (
+    WORKING_TREE,
+    ConfigError,
+    Settings,
+    declared_config,
+    load_settings,
+    working_tree_reader,
+)
 from .tempfiles import temporary_directory
 
 if TYPE_CHECKING:
@@ -83,6 +93,30 @@ class Change:
     after: str | None
 
 
+def configuration(
+    repo: Path | str | None,
+    *,
+    isolated: bool = False,
+    enforce_layout: bool | None = None,
+    fail_on: str | None = None,
+    base: str | None = None,
+) -> Settings:
+    """The settings a check of ``repo`` runs under: its configuration file
+    (``labnote-index.toml``, else ``[tool.labnote-index]`` in ``pyproject.toml``;
+    with ``base``, the file of that git revision, which then governs both
+    sides of a comparison), under the options given here (None: not given).
+    ``isolated`` ignores the file. An unknown key or check id is a ConfigError."""
+    read = None
+    origin = "isolated" if isolated else WORKING_TREE
+    if repo is not None and not isolated:
+        if base is None:
+            read = working_tree_reader(Path(repo))
+        else:
+            read, origin = git.root_file_reader(Path(repo), base), f"revision {base}"
+    overrides = {"enforce-layout": enforce_layout, "fail-on": fail_on}
+    return load_settings(read, catalogue_.ids(), overrides, origin=origin)
+
+
 def build(
     repo: Path | str,
     db: Path | str = DEFAULT_DB,
@@ -92,19 +126,38 @@ def build(
     enforce_layout: bool = False,
     files: Sequence[str] | None = None,
     progress: Progress | None = None,
+    settings: Settings | None = None,
 ) -> BuildResult:
     """Index ``repo`` into ``db`` (replaced only once complete; incremental on an
-    index of the same repository unless ``full``)."""
+    index of the same repository unless ``full``), under ``settings`` (default:
+    the repository's configuration file, with ``enforce_layout`` turning the
+    layout rules on whatever it says)."""
+    repo = Path(repo)
+    if settings is None:
+        settings = configuration(repo, enforce_layout=enforce_layout or None)
+    # The configuration the repository itself declares is kept beside the one
+    # that governed (they differ under --base, where the change is reported).
+    if settings.origin == WORKING_TREE:
+        own_in, own = settings.declared_in, dict(settings.declared)
+    else:
+        try:
+            own_in, own = declared_config(working_tree_reader(repo))
+        except ConfigError as exc:
+            own_in, own = "(unreadable)", {"error": str(exc)}
+    config = {"settings": settings.as_dict(), "declared_in": own_in, "declared": own}
     return build_index(
-        Path(repo),
+        repo,
         Path(db),
         files=list(files) if files else None,
-        enforce_layout=enforce_layout,
+        enforce_layout=settings.enforce_layout,
         full=full,
         progress=progress,
         jobs=jobs,
-        check=catalogue_.run_checks,
-        check_fingerprint=catalogue_.fingerprint(),
+        check=partial(catalogue_.run_checks, settings=settings),
+        check_fingerprint=catalogue_.fingerprint(config=config),
+        exclude=settings.excluded(),
+        exclude_patterns=settings.exclude + settings.extend_exclude,
+        config=config,
     )
 
 
@@ -135,21 +188,29 @@ def check(
     enforce_layout: bool = False,
     files: Sequence[str] | None = None,
     progress: Progress | None = None,
+    settings: Settings | None = None,
 ) -> list[Finding]:
     """The findings of a repository (a directory: built first, into ``db`` or a
-    temporary index) or of an existing index (a file: its checks run again).
+    temporary index) or of an existing index (a file: its checks run again,
+    under the settings it was built with).
 
     With ``base`` (a git revision) the repository is also compared with it: the
-    transition checks run over both, the head being ``head`` or the working tree.
+    transition checks run over both, the head being ``head`` or the working
+    tree, and the base's configuration file governs both sides (``settings``
+    default), so that a change cannot switch off the checks that judge it.
     """
     target = Path(db_or_repo)
     if not target.is_dir():
-        catalogue_.run_checks(open_index(target))
+        index = open_index(target)
+        catalogue_.run_checks(index, settings=settings or stored_settings(index))
         return findings(target)
     with index_file(db) as db_path:
         if base is not None or head is not None:
-            with _revisions(target, base, head, db_path, full, jobs, progress) as base_db:
-                revisions.check_transitions(db_path, base_db)
+            if base is None:
+                raise git.RevisionNotFound("a comparison needs a base revision")
+            chosen = settings or configuration(target, base=base)
+            with _revisions(target, base, head, db_path, chosen, full, jobs, progress) as base_db:
+                revisions.check_transitions(db_path, base_db, chosen)
                 revisions.record_changes(db_path, base_db, str(base))
         else:
             build(
@@ -160,8 +221,17 @@ def check(
                 enforce_layout=enforce_layout,
                 files=files,
                 progress=progress,
+                settings=settings,
             )
         return findings(db_path)
+
+
+def stored_settings(index: sqlite_utils.Database) -> Settings:
+    """The settings an index was built under (build_info 'config'; defaults for
+    an index that keeps none)."""
+    row = index.execute("SELECT value FROM build_info WHERE key = 'config'").fetchone()
+    stored = json.loads(row[0]).get("settings", {}) if row else {}
+    return load_settings(None, catalogue_.ids(), stored, origin="index")
 
 
 def findings(db: Path | str) -> list[Finding]:
@@ -178,24 +248,28 @@ def fails(found: Sequence[Finding], fail_on: str = "error") -> bool:
 @contextmanager
 def _revisions(
     repo: Path,
-    base: str | None,
+    base: str,
     head: str | None,
     db_path: Path,
+    chosen: Settings,
     full: bool = False,
     jobs: int | None = None,
     progress: Progress | None = None,
 ) -> Iterator[Path]:
     """Index the head (a revision, or the working tree) into ``db_path``; yield an
-    index of the base. Both revisions are looked up before anything is built."""
-    if base is None:
-        raise git.RevisionNotFound("a comparison needs a base revision")
+    index of the base, both under ``chosen``. Both revisions are looked up
+    before anything is built."""
     for rev in (base, head) if head is not None else (base,):
         git.resolve(repo, rev)
+
+    def index(tree: Path, into: Path, full: bool = full, progress: Progress | None = None) -> None:
+        build(tree, into, full=full, jobs=jobs, progress=progress, settings=chosen)
+
     if head is not None:
-        revisions.build_revision(repo, head, db_path, full=full, jobs=jobs)
+        revisions.build_revision(repo, head, db_path, index)
     else:
-        build(repo, db_path, full=full, jobs=jobs, progress=progress)
-    with revisions.base_index(repo, base) as base_db:
+        index(repo, db_path, progress=progress)
+    with revisions.base_index(repo, base, partial(index, full=True)) as base_db:
         yield base_db
 
 
@@ -222,7 +296,11 @@ def diff(
 ) -> list[Change]:
     """What changed from ``base`` to ``head`` (default: the working tree), record
     by record; the head is indexed into ``db`` (or a temporary index)."""
-    with index_file(db) as db_path, _revisions(Path(repo), base, head, db_path, jobs=jobs) as old:
+    chosen = configuration(repo, base=base)
+    with (
+        index_file(db) as db_path,
+        _revisions(Path(repo), base, head, db_path, chosen, jobs=jobs) as old,
+    ):
         return [Change(**row) for row in revisions.record_changes(db_path, old, base)]
 
 

@@ -32,8 +32,10 @@ from .discover import DiscoveredFile, FoundFiles, classify, discover, named_file
 from .errors import LabnoteError
 from .files import (
     artifacts_unchanged,
+    link_targets_unchanged,
     packet_files_unchanged,
     refresh_artifacts,
+    refresh_link_targets,
     refresh_packet_files,
 )
 from .formats import RECORD_TYPES
@@ -47,7 +49,7 @@ from .tempfiles import remove_abandoned, temp_name
 from .text import findings_phrase, plural
 
 # Bump when the tables change: an index of another format is rebuilt in full.
-INDEX_FORMAT = 5
+INDEX_FORMAT = 6
 
 
 # Tables holding rows made from one file, and the column naming that file
@@ -63,8 +65,10 @@ PER_FILE = [
     ("validation_errors", "file"),
     ("legacy_fields", "file"),
     ("handoff_packets", "manifest"),
+    ("handoff_templates", "manifest"),
     ("packet_locks", "lock_file"),
     ("locked_files", "lock_file"),
+    ("markdown_links", "source_file"),
 ]
 PER_MANIFEST_DIR = [("handoff_documents", "packet_dir"), ("input_packets", "consumer")]
 
@@ -117,6 +121,9 @@ def build_index(
     jobs: int | None = None,
     check: Callable[[sqlite_utils.Database], object] | None = None,
     check_fingerprint: str | None = None,
+    exclude: Callable[[str], bool] | None = None,
+    exclude_patterns: Sequence[str] = (),
+    config: dict[str, Any] | None = None,
 ) -> BuildResult:
     """Index ``repo`` into ``db_path``, replacing it only once the new index is complete.
 
@@ -129,6 +136,9 @@ def build_index(
     index is never without its findings (the build itself knows no checks),
     and ``check_fingerprint``, which changes when the checks do: an index of an
     unchanged repository, checked by the same checks, is left as it is.
+    ``exclude`` tells the paths (files and directories) the walk leaves out,
+    by ``exclude_patterns``; ``config`` is the configuration the index was
+    built under, kept in build_info (JSON) for checks and comparisons.
     """
     repo = Path(repo)
     jobs = default_jobs() if jobs is None else jobs
@@ -144,13 +154,14 @@ def build_index(
         "repo": str(sandbox.root),
         "enforce_layout": enforce_layout,
         "files": sorted(files) if files else None,
+        "exclude": list(exclude_patterns),
     }
     incremental = exists and not full and not files and _same_settings(db_path, settings)
-    found = named_files(files) if files else discover(repo, sandbox.entered)
+    found = named_files(files) if files else discover(repo, sandbox.entered, exclude)
     if jobs > 1 and not incremental and len(found) >= 2 * MIN_PART:
         start_workers_early()  # it imports what they need while this process starts
     checks = check_fingerprint if check is not None else None
-    build = _Build(sandbox, found, settings, jobs, progress or SILENT, check, checks)
+    build = _Build(sandbox, found, settings, jobs, progress or SILENT, check, checks, config)
     del found  # the build holds it, and lets it go once the files are read
     try:
         if incremental:
@@ -160,7 +171,7 @@ def build_index(
                     return current
                 return build.run(db_path, incremental=True)
             except sqlite3.DatabaseError as exc:  # a damaged index: start again
-                build.found, build.changes = discover(repo, sandbox.entered), None
+                build.found, build.changes = discover(repo, sandbox.entered, exclude), None
                 result = build.run(db_path, incremental=False)
                 result.rebuilt_because = f"the index was damaged ({exc}); it was rebuilt in full"
                 return result
@@ -180,6 +191,7 @@ class _Build:
     progress: Progress
     check: Callable[[sqlite_utils.Database], object] | None
     check_fingerprint: str | None
+    config: dict[str, Any] | None = None
     # (to read again, removed) against the index, when already compared
     changes: tuple[Sequence[DiscoveredFile], list[str]] | None = None
 
@@ -220,6 +232,7 @@ class _Build:
             self.found, self.changes = FoundFiles(), None
             refresh_artifacts(db, sandbox, self.jobs)
             refresh_packet_files(db, sandbox)
+            refresh_link_targets(db, sandbox)
             if not incremental:
                 create_indexes(db)
             resolve_references(db, changed)
@@ -238,6 +251,8 @@ class _Build:
             if self.check is not None:
                 self.check(db)
             row = {"key": "settings", "value": json.dumps(self.settings)}
+            db.table("build_info").insert(row, replace=True)
+            row = {"key": "config", "value": json.dumps(self.config or {})}
             db.table("build_info").insert(row, replace=True)
             db.table("build_info").delete_where("key = 'checks'")
             if self.check is not None and self.check_fingerprint is not None:
@@ -272,8 +287,10 @@ def _unchanged_index(db_path: Path, build: _Build) -> BuildResult | None:
         build.changes = _changes(db, build.sandbox, build.found)
         if any(build.changes) or db.table("build_info").count_where("key = 'base'"):
             return None
-        if not artifacts_unchanged(db, build.sandbox) or not packet_files_unchanged(
-            db, build.sandbox
+        if not (
+            artifacts_unchanged(db, build.sandbox)
+            and packet_files_unchanged(db, build.sandbox)
+            and link_targets_unchanged(db, build.sandbox)
         ):
             return None
         result = _result(db, db_path)

@@ -15,16 +15,22 @@ Adding a check means adding a file; nothing here names one.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
 from .errors import LabnoteError
 
+if TYPE_CHECKING:
+    from .settings import Settings
+
 SEVERITIES = ("error", "warning")
+# A check may be off unless a configuration turns it on (a strict rule).
+DEFAULT_SEVERITIES = (*SEVERITIES, "off")
 FINDING_KEYS = ("check", "severity", "record_type", "record_id", "file", "field", "message", "hint")
 _HEADER = re.compile(r"^--\s*(check|severity|protects|repair|fix):\s*(.+?)\s*$")
 
@@ -57,8 +63,8 @@ def parse_check(name: str, text: str) -> Check:
         raise CheckFileError(f"{name}: header lacks {', '.join(missing)}")
     if header["check"] != name:
         raise CheckFileError(f"{name}: header names check {header['check']!r}")
-    if header["severity"] not in SEVERITIES:
-        raise CheckFileError(f"{name}: severity must be one of {SEVERITIES}")
+    if header["severity"] not in DEFAULT_SEVERITIES:
+        raise CheckFileError(f"{name}: severity must be one of {DEFAULT_SEVERITIES}")
     return Check(
         header["check"],
         header["severity"],
@@ -81,15 +87,23 @@ def load_checks(catalogue: str = "checks") -> list[Check]:
     return [parse_check(name[: -len(".sql")], text) for name, text in found]
 
 
-def fingerprint(checks: list[Check] | None = None) -> str:
+def fingerprint(checks: list[Check] | None = None, config: dict[str, Any] | None = None) -> str:
     """What the findings of an index depend on besides its rows: the checks'
-    text. An unchanged repository needs its checks run again only when this
-    changes (a new version of the package, an edited check)."""
+    text and the configuration that chooses among them (JSON-able). An
+    unchanged repository needs its checks run again only when this changes
+    (a new version of the package, an edited check, another configuration)."""
     checks = load_checks() if checks is None else checks
     digest = hashlib.sha256()
     for check in checks:
         digest.update(check.sql.encode())
+    if config is not None:
+        digest.update(json.dumps(config, sort_keys=True).encode())
     return digest.hexdigest()
+
+
+def ids() -> set[str]:
+    """The id of every check, of one index and of transitions."""
+    return {check.id for check in catalogue()}
 
 
 def catalogue() -> list[Check]:
@@ -101,19 +115,26 @@ def run_checks(
     db: sqlite_utils.Database,
     checks: list[Check] | None = None,
     replace: bool = True,
+    settings: Settings | None = None,
 ) -> int:
     """Run the catalogue and write the ``findings`` table (anew, or adding to it when
-    ``replace`` is false). Returns the number of findings written. (One process
-    runs the whole catalogue: 0.3 s at 43,000 records; dealing it out to others
-    saved a tenth of that.)"""
+    ``replace`` is false). Returns the number of findings written. ``settings``
+    choose each check's severity (a check that is off is not run) and drop
+    the findings per-file-ignores names. (One process runs the whole
+    catalogue; BENCHMARKS.md times it.)"""
     checks = load_checks() if checks is None else checks
     findings: list[dict[str, Any]] = []
     for check in checks:
+        severity = settings.severity.get(check.id, check.severity) if settings else check.severity
+        if severity == "off":
+            continue
         for row in db.query(check.sql):
+            if settings is not None and settings.ignored(check.id, row.get("file")):
+                continue
             findings.append(
                 {
                     "check": check.id,
-                    "severity": check.severity,
+                    "severity": severity,
                     "record_type": row.get("record_type"),
                     "record_id": row.get("record_id"),
                     "file": row.get("file"),

@@ -92,7 +92,14 @@ def _build_options(func):
         "--enforce-layout",
         is_flag=True,
         help="Apply the canonical-location rules (file name = ID, status buckets, "
-        "artifact directories) to files outside registry/ too.",
+        "artifact directories) to files outside registry/ too (the configuration's "
+        "enforce-layout).",
+    )(func)
+    func = click.option(
+        "--isolated",
+        is_flag=True,
+        help="Ignore the repository's configuration file (labnote-index.toml, or "
+        "[tool.labnote-index] in pyproject.toml).",
     )(func)
     return func
 
@@ -126,18 +133,12 @@ def _run_build(
     repo: Path,
     db_path: Path,
     files: tuple[str, ...],
-    enforce_layout: bool,
+    settings: api.Settings,
     full: bool = False,
     jobs: int | None = None,
 ) -> BuildResult:
     result = api.build(
-        repo,
-        db_path,
-        files=files,
-        enforce_layout=enforce_layout,
-        full=full,
-        jobs=jobs,
-        progress=_progress(),
+        repo, db_path, files=files, full=full, jobs=jobs, progress=_progress(), settings=settings
     )
     if result.rebuilt_because:
         click.echo(f"note: {result.rebuilt_because}", err=True)
@@ -164,6 +165,7 @@ def cli() -> None:
 def build(
     repo: Path,
     db_path: Path,
+    isolated: bool,
     enforce_layout: bool,
     jobs: int | None,
     full: bool,
@@ -181,8 +183,11 @@ def build(
     existing index of the same repository only files whose size or
     modification time changed are read again (--full reads everything).
     Many files to read are shared out among processes (--jobs).
+    The repository's configuration file (see 'check --show-settings') chooses
+    what is left out and how each check reports; --isolated ignores it.
     """
-    result = _run_build(repo, db_path, files, enforce_layout, full, jobs)
+    settings = api.configuration(repo, isolated=isolated, enforce_layout=enforce_layout or None)
+    result = _run_build(repo, db_path, files, settings, full, jobs)
     click.echo(result.summary(), err=True)
 
 
@@ -206,9 +211,14 @@ def build(
 @click.option(
     "--fail-on",
     type=click.Choice(list(api.SEVERITIES)),
-    default="error",
-    show_default=True,
-    help="Exit 1 when a finding at or above this severity exists.",
+    help="Exit 1 when a finding at or above this severity exists (default: the "
+    "configuration's fail-on, else error).",
+)
+@click.option(
+    "--show-settings",
+    is_flag=True,
+    help="Print the effective settings, each with where it came from (the "
+    "configuration file, the command line or the default), and exit.",
 )
 @click.option(
     "--base",
@@ -227,9 +237,11 @@ def check(
     db_path: Path,
     fmt: str,
     no_db: bool,
-    fail_on: str,
+    fail_on: str | None,
+    show_settings: bool,
     base: str | None,
     head: str | None,
+    isolated: bool,
     enforce_layout: bool,
     jobs: int | None,
     full: bool,
@@ -243,6 +255,13 @@ def check(
     checkout; the index keeps what changed (its changes table, and each
     record's story page in serve).
 
+    Settings come from the repository's configuration file: labnote-index.toml
+    at its root or, failing that, [tool.labnote-index] in its pyproject.toml
+    (exclude, extend-exclude, per-file-ignores, severity, fail-on,
+    enforce-layout). Command-line options win; --isolated ignores the file.
+    With --base the base revision's file governs both sides, and a change to
+    it is reported (config_changed).
+
     Exit status: 0 when nothing at or above --fail-on was found; 1 when
     something was; 2 on a usage error, an unreadable repository, a bad
     revision, no index at --db, a --db that is not a labnote index, or an
@@ -250,21 +269,36 @@ def check(
     """
     if no_db and repo is None:
         raise click.UsageError("--no-db needs REPO: there is no index to check otherwise")
-    if (files or enforce_layout or full) and repo is None:
-        raise click.UsageError("FILES, --enforce-layout and --full need REPO")
+    if (files or enforce_layout or full or isolated) and repo is None:
+        raise click.UsageError("FILES, --enforce-layout, --isolated and --full need REPO")
     if base is not None or head is not None:
         if repo is None or base is None:
             raise click.UsageError("--base (and --head) need REPO and --base")
         if files or enforce_layout:
             raise click.UsageError("--base compares whole revisions: no FILES or --enforce-layout")
+    if repo is None:
+        settings = api.stored_settings(api.open_index(db_path))
+    else:
+        settings = api.configuration(
+            repo,
+            isolated=isolated,
+            enforce_layout=enforce_layout or None,
+            fail_on=fail_on,
+            base=base,
+        )
+    if show_settings:
+        click.echo(settings.show())
+        return
     db = None if no_db else db_path
     if repo is None:
-        found = api.check(db_path, jobs=jobs)
+        found = api.check(db_path, jobs=jobs, settings=settings)
     elif base is not None:
-        found = api.check(repo, db=db, base=base, head=head, full=full, jobs=jobs)
+        found = api.check(
+            repo, db=db, base=base, head=head, full=full, jobs=jobs, settings=settings
+        )
     else:
         with api.index_file(db) as index:
-            _run_build(repo, index, files, enforce_layout, full, jobs)
+            _run_build(repo, index, files, settings, full, jobs)
             found = api.findings(index)
     rows = [f.as_dict() for f in found]
     if fmt == "json":
@@ -278,7 +312,7 @@ def check(
             click.echo(report.findings_github(rows, prefix))
     else:
         click.echo(report.findings_text(rows))
-    sys.exit(EXIT_FOUND if api.fails(found, fail_on) else EXIT_OK)
+    sys.exit(EXIT_FOUND if api.fails(found, fail_on or settings.fail_on) else EXIT_OK)
 
 
 @cli.command()
@@ -293,7 +327,7 @@ def orphans(repo: Path | None, db_path: Path, fmt: str) -> None:
     Exit 1 when there is at least one orphan.
     """
     if repo is not None:
-        _run_build(repo, db_path, (), False)
+        _run_build(repo, db_path, (), api.configuration(repo))
     rows = [vars(o) for o in api.orphans(db_path)]
     if fmt == "json":
         click.echo(report.orphans_json(rows))
@@ -404,14 +438,15 @@ def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path 
     """
     out = api.views_directory(repo, out)
     with api.index_file(db_path) as index:
-        _run_build(repo, index, (), False)
+        _run_build(repo, index, (), api.configuration(repo))
         generated = api.views(index)
     if check_only:
         stale = api.stale_views(generated, out)
         for path, diff in stale:
             click.echo(f"stale: {path}")
             if diff != "missing":  # the committed file's lines are repository content
-                click.echo("\n".join(shown(line) for line in diff.splitlines()))
+                # Split at newlines only: every other control character is shown escaped.
+                click.echo("\n".join(shown(line) for line in diff.rstrip("\n").split("\n")))
         if not stale:
             click.echo(f"{len(generated)} views are current")
         sys.exit(EXIT_FOUND if stale else EXIT_OK)

@@ -1,10 +1,11 @@
 """Find the files of a LabNote repository that the index accounts for.
 
 Every file under ``registry/`` is seen (records, schemas, READMEs, generated
-views, and stray files that should not be there), plus every handoff manifest
-and packet lock anywhere in the tree. Dot-directories (``.git``, ``.venv``) are
-never entered, and directory symlinks are never followed (but for a
-``registry`` that stays inside the repository).
+views, and stray files that should not be there), plus every handoff manifest,
+packet lock and Markdown file (for its links) anywhere in the tree.
+Dot-directories (``.git``, ``.venv``) are never entered, and directory
+symlinks are never followed (but for a ``registry`` that stays inside the
+repository).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple, overload
 
-from .formats import GENERATED_VIEWS, HANDOFF_MANIFEST, PACKET_LOCK
+from .formats import GENERATED_VIEWS, HANDOFF_MANIFEST, PACKET_LOCK, template_role
 from .paths import FileStat
 
 REGISTRY = "registry"
@@ -29,7 +30,8 @@ SYMLINKED_DIRECTORY = "symlinked_directory"
 class DiscoveredFile(NamedTuple):  # a tuple: one is made for every file, every build
     path: str  # repository-relative, "/"-separated
     kind: str  # record, schema, readme, view, placeholder, stray, handoff_manifest,
-    # packet_lock, UNLISTED or SYMLINKED_DIRECTORY
+    # packet_lock, handoff_template, markdown (a .md file outside registry/),
+    # UNLISTED or SYMLINKED_DIRECTORY
     stat: FileStat | None = None  # of the path itself, when the walk saw it
 
 
@@ -42,6 +44,8 @@ KINDS = (
     "stray",
     "handoff_manifest",
     "packet_lock",
+    "handoff_template",
+    "markdown",
     UNLISTED,
     SYMLINKED_DIRECTORY,
 )
@@ -124,15 +128,17 @@ def classify(path: str) -> str:
     """The kind of a repository-relative path."""
     name = path.rsplit("/", 1)[-1]
     if name == HANDOFF_MANIFEST:
-        return "handoff_manifest"
+        return "handoff_manifest" if template_role(path) is None else "handoff_template"
     if name == PACKET_LOCK:
         return "packet_lock"
     if not path.startswith(REGISTRY + "/"):
+        if name.endswith(".md"):
+            return "markdown"  # its links are checked
         return "record"  # only reached for files named on the command line
     if path in GENERATED_VIEWS:
         return "view"
-    if name == "README.md":
-        return "readme"
+    if path == f"{REGISTRY}/README.md":
+        return "readme"  # only at the registry root: anywhere else, a stray file
     if name == ".gitkeep":
         return "placeholder"
     if path.startswith(f"{REGISTRY}/schemas/") or name.endswith(".schema.json"):
@@ -152,7 +158,11 @@ def _reported_link(rel: str, in_registry: bool) -> bool:
     return in_registry or name.startswith("packet-v") or rel.startswith(_WORKFLOW)
 
 
-def discover(repo: Path, entered: Callable[[str], None] | None = None) -> FoundFiles:
+def discover(
+    repo: Path,
+    entered: Callable[[str], None] | None = None,
+    excluded: Callable[[str], bool] | None = None,
+) -> FoundFiles:
     """Every file of the repository that the index accounts for, in path order.
 
     ``entered`` is told each directory walked into (repository-relative, ""
@@ -160,7 +170,8 @@ def discover(repo: Path, entered: Callable[[str], None] | None = None) -> FoundF
     ``registry`` itself may be a symlink to a directory inside the repository
     (it is followed); one that leads outside is reported, never read.
     Directories are walked with a stack, not recursion: nesting is the
-    repository's to choose.
+    repository's to choose. A path ``excluded`` says yes to (a file, or a
+    directory and all it holds) is left out, as if it were not there.
     """
     found = FoundFiles()
     root = os.path.realpath(repo)
@@ -181,6 +192,8 @@ def discover(repo: Path, entered: Callable[[str], None] | None = None) -> FoundF
             for entry in entries:
                 name = entry.name
                 rel = rel_top + name
+                if excluded is not None and excluded(rel):
+                    continue
                 if entry.is_dir(follow_symlinks=False):
                     if not name.startswith("."):
                         pending.append((entry.path, rel + "/", in_registry or rel == REGISTRY))
@@ -190,7 +203,13 @@ def discover(repo: Path, entered: Callable[[str], None] | None = None) -> FoundF
                     pending.append((entry.path, rel + "/", True))  # followed: it stays inside
                     continue
                 linked_dir = is_link and _is_dir(entry.path)
-                listed = in_registry or name in (HANDOFF_MANIFEST, PACKET_LOCK)
+                # A Markdown file's links are read from the file itself: through a
+                # symlink they would be another file's, so a symlink is not listed.
+                listed = (
+                    in_registry
+                    or name in (HANDOFF_MANIFEST, PACKET_LOCK)
+                    or (name.endswith(".md") and not is_link)
+                )
                 if linked_dir and (rel == REGISTRY or _reported_link(rel, False)):
                     listed = True  # a registry or packet behind a link: reported
                 if listed:

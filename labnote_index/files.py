@@ -1,4 +1,5 @@
-"""Files the index takes in besides the records: artifacts and packet files.
+"""Files the index takes in besides the records: artifacts, packet files, and
+the targets of Markdown links.
 
 Both are refreshed the same way on a full and an incremental build: a file
 whose size and modification time are as stored keeps its row; anything else
@@ -239,3 +240,40 @@ def _packet_file_changes(
                     yield key, _Found(entry.path, st.st_mtime_ns)
     for key in stored.keys() - seen:
         yield key, None
+
+
+# Markdown link targets: looked at again on every build (a target can appear
+# or go while the file linking to it stays as it was), one lstat each.
+_DISTINCT_TARGETS = "SELECT DISTINCT target FROM markdown_links WHERE target IS NOT NULL"
+
+
+def link_target_status(sandbox: Sandbox, path: str) -> str:
+    """What a link target is now: ``ok`` (a file or directory inside), ``missing``,
+    or ``escapes`` (a symlink, its own or a directory's on the way, that leads
+    outside the repository). Nothing is read, and no symlink is followed out."""
+    full = sandbox.path(path)
+    try:
+        if not sandbox.inside(path):  # its directories resolved: whether it exists or not
+            return "escapes"
+        return "ok" if os.path.exists(full) else "missing"  # a dangling symlink too
+    except (OSError, ValueError):  # a NUL in the name, a name too long
+        return "missing"
+
+
+def refresh_link_targets(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
+    """Make ``link_targets`` hold each distinct Markdown link target as it is now."""
+    rows = [
+        {"path": path, "status": link_target_status(sandbox, path)}
+        for (path,) in db.execute(_DISTINCT_TARGETS)
+    ]
+    db.execute("DELETE FROM link_targets")
+    Inserts(db).insert("link_targets", rows)
+
+
+def link_targets_unchanged(db: sqlite_utils.Database, sandbox: Sandbox) -> bool:
+    """Whether ``link_targets`` still says what every link target is."""
+    stored = dict(db.execute("SELECT path, status FROM link_targets").fetchall())
+    wanted = [path for (path,) in db.execute(_DISTINCT_TARGETS)]
+    return len(wanted) == len(stored) and all(
+        stored.get(path) == link_target_status(sandbox, path) for path in wanted
+    )

@@ -202,6 +202,18 @@ VALIDATION_CHECKS: dict[tuple[str, str], str] = {
 }
 
 HANDOFF_MANIFEST = "handoff.manifest.json"
+
+
+def template_role(path: str) -> str | None:
+    """The role of a packet template (``.../roles/<role>/templates/handoff.manifest.json``,
+    a manifest of placeholders beside the role's template documents), or None
+    for any other path."""
+    parts = path.split("/")
+    if len(parts) >= 4 and parts[-2] == "templates" and parts[-4] == "roles":
+        return parts[-3]
+    return None
+
+
 MANIFEST_STATUSES = ("draft", "blocked", "ready_for_next_role", "superseded")
 PACKET_LOCK = "packet.lock.json"
 

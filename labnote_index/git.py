@@ -13,7 +13,7 @@ import os
 import stat
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -133,6 +133,23 @@ def materialize(repo: Path, rev: str, dest: Path) -> None:
         answers.close()
         cat.wait()
         asker.join()
+
+
+def root_file_reader(repo: Path, rev: str) -> Callable[[str], bytes | None]:
+    """Reads a file at the top of ``rev``'s tree (the tree a comparison indexes):
+    its bytes, or None when the revision has no regular file of that name (a
+    symlink is not read: it could name anything)."""
+    commit = resolve(repo, rev)
+
+    def read(name: str) -> bytes | None:
+        listing = _git(repo, "ls-tree", "-z", "--full-tree", commit, "--", name)
+        meta, _, _ = listing.partition(b"\t")
+        fields = meta.split(b" ")
+        if len(fields) != 3 or fields[1] != b"blob" or fields[0] not in (b"100644", b"100755"):
+            return None
+        return _git(repo, "cat-file", "blob", fields[2].decode("ascii"))
+
+    return read
 
 
 def _write_entry(

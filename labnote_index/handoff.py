@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from .formats import MANIFEST_STATUSES
+from .formats import MANIFEST_STATUSES, template_role
 from .models import Problem, problem_from_error
 from .parse import as_text
 from .paths import parent_dir
@@ -70,8 +70,9 @@ class Manifest(_Handoff):
     documents: list[Document]
     input_packets: list[InputPacket]
     source_scopes: list[Any]
-    # A later revision of the workflow writes return_to instead of handoff_to.
-    return_to: list[str] | None = None
+    # Where the packet goes next: packet-schema.md's handoff_to (a list of roles),
+    # or the later workflow's return_to (one role, a string). Either will do.
+    return_to: str | None = None
     handoff_to: list[str] | None = None
     open_questions: list[Any]
     blocked: bool
@@ -81,15 +82,6 @@ class Manifest(_Handoff):
     @classmethod
     def _manifest_status(cls, value: str) -> str:
         return _status(value)
-
-    @field_validator("handoff_to")
-    @classmethod
-    def _has_next_role(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
-        if value is None and info.data.get("return_to") is None:
-            raise PydanticCustomError(
-                "missing_next_role", "required field handoff_to (or return_to) is missing"
-            )
-        return value
 
 
 class LockedFile(_Handoff):
@@ -111,16 +103,19 @@ LOCK_FIELDS = set(Lock.model_fields)
 
 
 def validate_handoff(kind: str, data: dict[str, Any]) -> list[Problem]:
-    model = Manifest if kind == "handoff_manifest" else Lock
-    # Defaults are not validated: make an absent handoff_to visible to its rule.
-    payload = dict(data)
-    if kind == "handoff_manifest":
-        payload.setdefault("handoff_to", None)
+    """The problems of a manifest, a template manifest (checked as a manifest:
+    its values are placeholders, which no field's type rules out) or a lock."""
+    model = Lock if kind == "packet_lock" else Manifest
+    problems = []
     try:
-        model.model_validate(payload)
+        model.model_validate(data)
     except ValidationError as exc:
-        return [problem_from_error(kind, error) for error in exc.errors()]
-    return []
+        problems = [problem_from_error(kind, error) for error in exc.errors()]
+    # Either shape says where the packet goes next; a manifest needs one of them.
+    if model is Manifest and data.get("handoff_to") is None and data.get("return_to") is None:
+        message = "required field handoff_to (or return_to) is missing"
+        problems.append(Problem("handoff_to", "missing_next_role", message))
+    return problems
 
 
 def packet_location(packet_dir: str) -> dict[str, str | None]:
@@ -158,7 +153,9 @@ def manifest_rows(manifest: str, data: dict[str, Any], valid: bool) -> dict[str,
         },
         "schema_version": as_text(data.get("schema_version")),
         "blocked": data.get("blocked"),
-        "handoff_to": data.get("handoff_to", data.get("return_to")),
+        # Both kept as written: which shape said where the packet goes next.
+        "handoff_to": data.get("handoff_to"),
+        "return_to": data.get("return_to"),
         **{k: data.get(k) for k in ("source_scopes", "open_questions", "required_confirmations")},
         "extra": json.dumps(extra) if extra else None,
         "valid": valid,
@@ -187,6 +184,26 @@ def manifest_rows(manifest: str, data: dict[str, Any], valid: bool) -> dict[str,
             }
         )
     return {"handoff_packets": [packet], "handoff_documents": documents, "input_packets": inputs}
+
+
+def template_rows(manifest: str, data: dict[str, Any], valid: bool) -> dict[str, list[dict]]:
+    """The row of a packet template (``roles/<role>/templates/handoff.manifest.json``):
+    what it says, for browsing. A template is no packet: its documents and
+    input_packets are placeholders, never resolved, never a lineage."""
+    extra = {k: v for k, v in data.items() if k not in MANIFEST_FIELDS}
+    row = {
+        "manifest": manifest,
+        "dir_role": template_role(manifest),
+        **{k: as_text(data.get(k)) for k in ("role", "milestone", "packet_version", "status")},
+        "summary": as_text(data.get("summary")),
+        "schema_version": as_text(data.get("schema_version")),
+        "documents": [as_text(d.get("path")) for d in _objects(data.get("documents"))],
+        "handoff_to": data.get("handoff_to"),
+        "return_to": data.get("return_to"),
+        "extra": json.dumps(extra) if extra else None,
+        "valid": valid,
+    }
+    return {"handoff_templates": [row]}
 
 
 def lock_rows(lock: str, data: dict[str, Any]) -> dict[str, list[dict]]:

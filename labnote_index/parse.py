@@ -115,6 +115,13 @@ class Hashed(NamedTuple):
     links: int  # hard links to the file: more than one may be a file outside
 
 
+def universal_newlines(raw: bytes) -> bytes:
+    """Text as a reader with newline translation sees it (the upstream generator's
+    check reads views so): CRLF and a lone CR are newlines. A Windows checkout
+    of a current view is current."""
+    return raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in raw else raw
+
+
 def hash_file(path: Path | str, keep_up_to: int = 0) -> Hashed:
     """Size and sha256 of a regular file, read in chunks; its content too when it is
     no bigger than ``keep_up_to`` bytes (otherwise None). Raises OSError

@@ -24,7 +24,7 @@ import sqlite_utils
 
 from .errors import LabnoteError
 from .formats import RECORD_TYPES, RecordType
-from .parse import without_surrogates
+from .parse import universal_newlines, without_surrogates
 
 _COLUMN_SPECS = {
     "packet": "packet_id date created_at created_by deposited_by content_origin source_note "
@@ -207,20 +207,30 @@ def write_views(views: dict[str, str], out: Path) -> list[Path]:
     return [target for target, _ in targets]
 
 
+def _lines(text: str) -> list[str]:
+    """Lines split at newlines only (str.splitlines also splits at form feeds and
+    other separators, which would hide them from a diff)."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
+
+
 def stale_views(views: dict[str, str], out: Path, context: int = 3) -> list[tuple[str, str]]:
-    """(file, short unified diff) for each view in ``out`` that differs from ``views``."""
+    """(file, short unified diff) for each view in ``out`` that differs from ``views``
+    (line endings aside)."""
     stale = []
     for path, content in views.items():
         target = _view_file(out, path)
-        current = target.read_bytes().decode("utf-8", "replace") if target.is_file() else None
-        if current == content:
-            continue
-        if current is None:
+        raw = target.read_bytes() if target.is_file() else None
+        if raw is None:
             stale.append((str(target), "missing"))
             continue
+        current = universal_newlines(raw).decode("utf-8", "replace")
+        if current == content:
+            continue
         diff = difflib.unified_diff(
-            current.splitlines(keepends=True),
-            content.splitlines(keepends=True),
+            _lines(current),
+            _lines(content),
             fromfile=f"{target} (committed)",
             tofile=f"{target} (from the records)",
             n=context,

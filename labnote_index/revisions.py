@@ -9,7 +9,7 @@ lists what changed, record by record.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -17,24 +17,25 @@ from typing import Any
 import sqlite_utils
 
 from . import catalogue as checks
-from .build import build_index
 from .git import revision_tree
+from .settings import Settings
 from .tempfiles import temporary_directory
 
+# Indexes a tree (the working tree, or a revision's) into a database file.
+Indexer = Callable[[Path, Path], object]
 
-def build_revision(
-    repo: Path, rev: str | None, db_path: Path, full: bool = False, jobs: int | None = None
-) -> None:
+
+def build_revision(repo: Path, rev: str | None, db_path: Path, index: Indexer) -> None:
     with revision_tree(repo, rev) as tree:
-        build_index(tree, db_path, full=full, jobs=jobs, check=checks.run_checks)
+        index(tree, db_path)
 
 
 @contextmanager
-def base_index(repo: Path, base: str) -> Iterator[Path]:
+def base_index(repo: Path, base: str, index: Indexer) -> Iterator[Path]:
     """A temporary index of the base revision."""
     with temporary_directory("rev") as tmp:
         db_path = tmp / "base.db"
-        build_revision(repo, base, db_path, full=True)
+        build_revision(repo, base, db_path, index)
         yield db_path
 
 
@@ -50,10 +51,11 @@ def attached(db_path: Path, base_db: Path) -> Iterator[sqlite_utils.Database]:
         db.close()
 
 
-def check_transitions(db_path: Path, base_db: Path) -> int:
+def check_transitions(db_path: Path, base_db: Path, settings: Settings | None = None) -> int:
     """Add the transition checks' findings to those of a fresh build, the base attached."""
     with attached(db_path, base_db) as db:
-        return checks.run_checks(db, checks.load_checks("checks/transitions"), replace=False)
+        transitions = checks.load_checks("checks/transitions")
+        return checks.run_checks(db, transitions, replace=False, settings=settings)
 
 
 # A record is matched across revisions by type and ID; one without an ID (it

@@ -10,11 +10,12 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from hashlib import sha256
 from typing import Any
 
 import sqlite_utils
 
-from . import handoff
+from . import handoff, markdown
 from .discover import SYMLINKED_DIRECTORY, UNLISTED, DiscoveredFile
 from .formats import (
     LEGACY_FIELDS,
@@ -27,7 +28,15 @@ from .formats import (
     visit_packet_id,
 )
 from .models import MODELS, validate
-from .parse import ParsedFile, Problem, as_text, hash_file, read_error, read_record_file
+from .parse import (
+    ParsedFile,
+    Problem,
+    as_text,
+    hash_file,
+    read_error,
+    read_record_file,
+    universal_newlines,
+)
 from .paths import FileStat, Sandbox, displayable, lstat_key, parent_dir, storable
 from .schema import Inserts
 
@@ -39,6 +48,9 @@ REFERENCE_FIELDS = {
     for name in RECORD_TYPES
 }
 
+# A committed view or Markdown file larger than this is hashed only: a view is
+# then compared by its bytes, a Markdown file's links are not read.
+MAX_TEXT = 64 * 1024 * 1024
 # Rows held before they are written: enough to keep INSERT calls few,
 # few enough that memory does not grow with the repository.
 BATCH_SIZE = 5000
@@ -106,7 +118,10 @@ class FileLoader:
             file_row["error"] = problem
             return
         try:
-            if found.kind not in ("record", "handoff_manifest", "packet_lock"):
+            if found.kind in ("view", "markdown", "readme"):
+                self._load_text(path, full, bool(key and key.is_link), found.kind, file_row, rows)
+                return
+            if found.kind not in ("record", "handoff_manifest", "packet_lock", "handoff_template"):
                 file_row["size"], file_row["sha256"], _, _ = hash_file(full)
                 return
             parsed = read_record_file(full)
@@ -120,6 +135,31 @@ class FileLoader:
         else:
             self._import_handoff(found.kind, path, parsed, file_row, rows)
 
+    def _load_text(
+        self,
+        path: str,
+        full: str,
+        is_link: bool,
+        kind: str,
+        file_row: dict[str, Any],
+        rows: Rows,
+    ) -> None:
+        """A generated view (compared with the records' as text, line endings
+        aside) or a Markdown file (its links kept). A file that is a symlink or
+        has a second name (which may lie outside) is hashed, its text never kept."""
+        hashed = hash_file(full, keep_up_to=MAX_TEXT)
+        file_row["size"], file_row["sha256"] = hashed.size, hashed.sha256
+        if hashed.content is None:
+            return
+        if kind == "view":
+            text = universal_newlines(hashed.content)
+            same = text is hashed.content
+            file_row["text_sha256"] = hashed.sha256 if same else sha256(text).hexdigest()
+        if path.endswith(".md") and not is_link and hashed.links == 1:
+            content = hashed.content.decode("utf-8", errors="replace")
+            for link in markdown.links(path, content):
+                rows.add("markdown_links", {"source_file": path, **link._asdict()})
+
     def _import_handoff(
         self, kind: str, path: str, parsed: ParsedFile, file_row: dict[str, Any], rows: Rows
     ) -> None:
@@ -130,6 +170,8 @@ class FileLoader:
             problems += handoff.validate_handoff(kind, parsed.data)
             if kind == "handoff_manifest":
                 tables = handoff.manifest_rows(path, parsed.data, valid=not problems)
+            elif kind == "handoff_template":
+                tables = handoff.template_rows(path, parsed.data, valid=not problems)
             else:
                 tables = handoff.lock_rows(path, parsed.data)
             for table, table_rows in tables.items():
@@ -286,6 +328,7 @@ class FileLoader:
                 # "" for a record lying loose in registry/ itself
                 "registry_dir": (parts[1] if len(parts) > 2 else "") if in_registry else None,
                 "parent_dir": parts[-2] if len(parts) > 1 else "",
+                "sub_dir": _sub_dir(parts, rt.directory, in_registry),
                 "stem": parts[-1][: -len(".json")] if parts[-1].endswith(".json") else parts[-1],
             },
         )
@@ -314,6 +357,21 @@ class FileLoader:
         if rt.name in PROVENANCE_TYPES and isinstance(data.get("source_refs"), list):
             for position, ref in enumerate(data["source_refs"]):
                 rows.add("source_refs", {**source, "position": position, "ref": as_text(ref)})
+
+
+def _sub_dir(parts: list[str], directory: str, in_registry: bool) -> str:
+    """The directory a record is filed under inside its type directory (its
+    bucket, status or year; "" when it lies directly in the type directory):
+    a record may sit deeper, under it. Outside registry/ (the layout enforced),
+    the type directory is the nearest one of that name; with none, the parent."""
+    dirs = parts[:-1]
+    if in_registry:
+        top = 1 if len(dirs) > 1 and dirs[1] == directory else None
+    else:
+        top = next((i for i in range(len(dirs) - 1, -1, -1) if dirs[i] == directory), None)
+    if top is None:
+        return dirs[-1] if dirs else ""
+    return dirs[top + 1] if top + 1 < len(dirs) else ""
 
 
 def _map_legacy(

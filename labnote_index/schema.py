@@ -108,10 +108,21 @@ VIEWS = {
     "validation_problems": """
         SELECT v.*, coalesce(c.check_id, CASE v.family WHEN 'handoff' THEN 'handoff_schema' END)
                     AS check_id
-        FROM (SELECT *, CASE WHEN record_type IN ('handoff_manifest', 'packet_lock')
+        FROM (SELECT *, CASE WHEN record_type IN ('handoff_manifest', 'packet_lock',
+                                                  'handoff_template')
                              THEN 'handoff' ELSE 'record' END AS family
               FROM validation_errors) v
         LEFT JOIN validation_checks c ON c.error_type = v.error_type AND c.family = v.family
+    """,
+    # Links between records' artifacts: an artifact that links to another
+    # record's artifact makes that record part of its story.
+    "record_links": """
+        SELECT s.file AS source_file, s.record_type AS source_type, s.record_id AS source_id,
+               l.line, l.raw_target, t.file AS target_file, t.record_type AS target_type,
+               t.record_id AS target_id
+        FROM markdown_links l
+        JOIN records s ON s.artifact_path = l.source_file
+        JOIN records t ON t.artifact_path = l.target
     """,
     "derivations": """
         SELECT id, source_file, source_type, source_id, position,
@@ -232,6 +243,8 @@ def create_tables(db: sqlite_utils.Database) -> None:
             "size": int,
             "mtime_ns": int,
             "sha256": str,
+            # A generated view's text with CRLF read as LF (compared with the view).
+            "text_sha256": str,
             "record_type": str,
             "error": str,
         },
@@ -284,6 +297,7 @@ def create_tables(db: sqlite_utils.Database) -> None:
             "layout_enforced": bool,
             "registry_dir": str,
             "parent_dir": str,
+            "sub_dir": str,
             "stem": str,
         },
         pk="file",
@@ -361,6 +375,22 @@ def create_tables(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("file", "files", "path")],
     )
+    # Every repository-relative link of a Markdown file (a record's artifact or
+    # any other .md): the target as written, and normalised (None: it leaves
+    # the repository); link_targets says what each target is on disk.
+    db.table("markdown_links").create(
+        {
+            "id": int,
+            "source_file": str,
+            "line": int,
+            "column": int,
+            "raw_target": str,
+            "target": str,
+        },
+        pk="id",
+        foreign_keys=[("source_file", "files", "path")],
+    )
+    db.table("link_targets").create({"path": str, "status": str}, pk="path")
     # Records and packets on a cycle of reply_to, derivative_of or input_packets
     # (cycles.py works them out; the cycle checks read them).
     db.table("cycle_members").create(
@@ -389,6 +419,7 @@ def _create_handoff_tables(db: sqlite_utils.Database) -> None:
             "schema_version": str,
             "blocked": bool,
             "handoff_to": str,
+            "return_to": str,
             "source_scopes": str,
             "open_questions": str,
             "required_confirmations": str,
@@ -396,6 +427,26 @@ def _create_handoff_tables(db: sqlite_utils.Database) -> None:
             "valid": bool,
         },
         pk="packet_dir",
+        foreign_keys=[("manifest", "files", "path")],
+    )
+    # Packet templates: checked as manifests, never packets (no lineage, no inputs).
+    db.table("handoff_templates").create(
+        {
+            "manifest": str,
+            "dir_role": str,
+            "role": str,
+            "milestone": str,
+            "packet_version": str,
+            "status": str,
+            "summary": str,
+            "schema_version": str,
+            "documents": str,
+            "handoff_to": str,
+            "return_to": str,
+            "extra": str,
+            "valid": bool,
+        },
+        pk="manifest",
         foreign_keys=[("manifest", "files", "path")],
     )
     db.table("handoff_files").create(
@@ -481,6 +532,8 @@ def create_indexes(db: sqlite_utils.Database) -> None:
     """Indexes on every join column; built after the bulk load, which is faster."""
     db.table("files").create_index(["kind"])
     db.table("files").create_index(["error"])
+    db.table("markdown_links").create_index(["source_file"])
+    db.table("markdown_links").create_index(["target"])
     db.table("records").create_index(["record_id", "record_type"])
     db.table("records").create_index(["record_type", "status"])
     db.table("records").create_index(["artifact_path"])

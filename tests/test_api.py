@@ -30,7 +30,7 @@ def test_the_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     with contextlib.redirect_stdout(out):
         exec(compile(readme_example(), "README.md", "exec"), {})
     printed = out.getvalue()
-    assert "6 errors and 2 warnings in 8 files" in printed
+    assert "7 errors and 1 warning in 8 files" in printed
     assert "fails CI: True" in printed
     assert "reply_to registry/messages/open/20260912-gemini-late-reply.json ->" in printed
     assert "error: no index at no-such.db" in printed

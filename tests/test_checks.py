@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlite_utils
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 
 from labnote_index.catalogue import CheckFileError, load_checks, parse_check, run_checks
 from labnote_index.cli import cli
+from labnote_index.settings import Settings
 
 from .conftest import SAMPLE_REPO, Repo, findings_of
 
@@ -277,10 +279,7 @@ PLANTED: list[tuple[str, Callable[[Repo], str]]] = HANDOFF_PLANTED + [
     ("lifecycle_bucket", lambda r: r.edit(_answered_message(r), status="closed")),
     ("lifecycle_bucket", lambda r: _swap_dir(r, _tag(r, "proposed"), "registry/tags/accepted")),
     ("location_nesting", lambda r: _swap_dir(r, _tag(r, "accepted"), "registry/tags/accepted/x")),
-    (
-        "location_nesting",
-        lambda r: _swap_dir(r, r.first("registry/visitors/*.json"), "registry/visitors/old"),
-    ),
+    ("stray_file", lambda r: r.write("registry/packets/README.md", "# Packets\n")),
     ("artifact_location", _artifact_elsewhere),
     ("stray_file", _stray),
     ("stray_file", _upper_case_json),
@@ -314,7 +313,19 @@ PLANTED: list[tuple[str, Callable[[Repo], str]]] = HANDOFF_PLANTED + [
     ),
     ("response_link_mismatch", _mismatched_link),
     ("legacy_spelling", _legacy),
+    ("markdown_link_missing", lambda r: r.write("docs/notes.md", "See [the plan](plan.md).\n")),
+    ("markdown_link_outside", lambda r: r.write("docs/notes.md", "See [home](../../x.md).\n")),
+    # Off by default (strict validation): turned on below for its planted defect.
+    ("handoff_unknown_field", lambda r: _manifest_field(r, "artifact_policy", {"annexes": True})),
 ]
+
+
+def _manifest_field(repo: Repo, name: str, value: Any) -> str:
+    rel = _manifest("researcher")
+    data = repo.load(rel)
+    data[name] = value
+    repo.save(rel, data)
+    return rel
 
 
 def test_clean_generated_repository_has_no_findings(repo: Repo):
@@ -326,7 +337,9 @@ def test_clean_generated_repository_has_no_findings(repo: Repo):
 )
 def test_planted_defect_is_found_on_its_record(repo: Repo, check_id: str, plant):
     damaged = plant(repo)
-    found = findings_of(repo.index())
+    default = {c.id: c.severity for c in load_checks()}[check_id]
+    on = Settings(severity={check_id: "warning"}) if default == "off" else None
+    found = findings_of(repo.index(settings=on))
     hits = [f for f in found if f["check"] == check_id]
     assert hits, f"{check_id} did not fire; findings: {found}"
     assert damaged in {f["file"] for f in hits}

@@ -52,7 +52,7 @@ def test_check_text_groups_by_file(tmp_path: Path):
     lines = result.stdout.splitlines()
     assert "registry/packets/2026/20260911-codex-web-benchmarks.json" in lines
     assert any(line.startswith("  error [provenance] source_refs:") for line in lines)
-    assert lines[-1] == "6 errors and 2 warnings in 8 files"
+    assert lines[-1] == "7 errors and 1 warning in 8 files"
 
 
 def test_check_github_annotations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -67,7 +67,7 @@ def test_check_github_annotations(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert len(lines) == 8
     benchmarks = "sub/lab/registry/packets/2026/20260911-codex-web-benchmarks.json"
     assert f"::error file={benchmarks},title=provenance::" in "\n".join(lines)
-    assert sum(line.startswith("::warning ") for line in lines) == 2
+    assert sum(line.startswith("::warning ") for line in lines) == 1
     again = run("check", "--db", tmp_path / "s.db", "--format", "github")  # the index alone
     assert again.stdout == result.stdout
 
@@ -243,7 +243,7 @@ def test_build_summary_and_check_report_count_the_same_way(tmp_path: Path):
     built = run("build", SAMPLE_REPO, "--db", tmp_path / "s.db")
     checked = run("check", "--db", tmp_path / "s.db")
     phrase = checked.stdout.splitlines()[-1]
-    assert phrase == "6 errors and 2 warnings in 8 files"
+    assert phrase == "7 errors and 1 warning in 8 files"
     assert built.stderr.rstrip().endswith(phrase)
     assert "1 files" not in built.stderr
 

@@ -139,7 +139,7 @@ def test_findings_by_check(index: Path):
     everything = query(index, "findings_by_check", severity="")
     assert sum(r["findings"] for r in everything) == sqlite_utils.Database(index)["findings"].count
     warnings = query(index, "findings_by_check", severity="warning")
-    assert {r["check"] for r in warnings} == {"tag_deprecated", "legacy_spelling"}
+    assert {r["check"] for r in warnings} == {"legacy_spelling"}
 
 
 def test_provenance_coverage(index: Path):

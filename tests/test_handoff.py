@@ -63,7 +63,8 @@ def test_handoff_tables_of_a_generated_chain(repo: Repo):
 
 def test_unknown_manifest_fields_are_kept_and_return_to_accepted(repo: Repo):
     data = repo.load(manifest("researcher"))
-    data["return_to"] = data.pop("handoff_to")
+    data.pop("handoff_to")
+    data["return_to"] = "workflow-orchestrator"  # the later shape: one role, a string
     data["reviewer_notes"] = {"by": "operator"}
     data["documents"][0]["checksum_hint"] = "none"
     repo.save(manifest("researcher"), data)

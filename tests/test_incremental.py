@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import sqlite_utils
@@ -54,8 +55,13 @@ def test_incremental_equals_full_after_adds_edits_moves_and_deletes(repo: Repo, 
 
     second = build_index(repo.root, repo.db_path)
     assert second.incremental
-    assert second.reread == 4  # added packet, broken file, edited response, moved message
-    assert second.removed == 3  # the notification, the tag, the message's old path
+    # added packet, broken file, edited response, moved message, and four Markdown
+    # files (for their links): the added and rewritten artifacts, the moved
+    # message's artifact, the packet's report
+    assert second.reread == 8
+    assert (
+        second.removed == 4
+    )  # the notification, the tag, the message's old path, and the moved artifact
     assert_same_as_full(repo, tmp_path)
     checks = {f["check"] for f in sqlite_utils.Database(repo.db_path)["findings"].rows}
     assert {"file_unreadable", "tag_unresolved", "handoff_lock_drift"} <= checks
@@ -101,10 +107,13 @@ def test_cli_full_flag_and_summary(repo: Repo):
 
 def test_a_damaged_index_is_rebuilt_in_full(repo: Repo, tmp_path: Path):
     repo.index()
+    # One page of garbage, in the files table (which every build reads).
+    with sqlite3.connect(repo.db_path) as conn:
+        pages = [n for (n,) in conn.execute("SELECT pageno FROM dbstat WHERE name = 'files'")]
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
     data = bytearray(repo.db_path.read_bytes())
-    page = 4096
-    middle = (len(data) // page // 2) * page
-    data[middle : middle + page] = b"\xff" * page  # one page of garbage
+    middle = (pages[len(pages) // 2] - 1) * page
+    data[middle : middle + page] = b"\xff" * page
     repo.db_path.write_bytes(bytes(data))
     repo.edit(repo.first("registry/packets/*/*.json"), notes="edited")
     result = build_index(repo.root, repo.db_path)

@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "labnote_index"
 # Bottom to top. A module may import modules of its own layer or of layers below.
 LAYERS = [
     ("utilities", {"errors", "text", "progress", "tempfiles"}),
-    ("read", {"paths", "parse", "formats", "discover"}),
+    ("read", {"paths", "parse", "formats", "settings", "markdown", "discover"}),
     ("model", {"models", "handoff"}),
     (
         "index",

@@ -110,6 +110,7 @@ ILLEGAL: list[tuple[str, Callable[[Repo], str]]] = [
     ("visit_changed", lambda r: r.edit(V1, notes="edited later")),
     ("handoff_immutable", _edit_frozen_packet),
     ("handoff_status_backwards", lambda r: _manifest_status(r, ARCHITECT, "draft")),
+    ("config_changed", lambda r: r.write("labnote-index.toml", 'extend-exclude = ["notes"]\n')),
 ]
 
 

@@ -246,14 +246,43 @@ def test_views_to_another_directory(repo: Repo, tmp_path: Path):
     assert not (repo.root / "registry/INDEX.md").exists()
 
 
-def test_stale_view_is_a_warning_finding(repo: Repo, tmp_path: Path):
+def test_stale_view_is_an_error_that_fails_check(repo: Repo, tmp_path: Path):
     views(repo.root, tmp_path / "v.db")
     assert findings_of(repo.index()) == []
     (repo.root / "registry/INDEX.md").write_text("# edited by hand\n")
     found = findings_of(repo.index())
     assert [(f["check"], f["severity"], f["file"]) for f in found] == [
-        ("view_stale", "warning", "registry/INDEX.md")
+        ("view_stale", "error", "registry/INDEX.md")
     ]
+    # Upstream CI fails on any difference: so does a plain check.
+    result = CliRunner().invoke(cli, ["check", str(repo.root), "--no-db"])
+    assert result.exit_code == 1, result.output
+
+
+def test_a_windows_checkout_of_current_views_is_current(repo: Repo, tmp_path: Path):
+    views(repo.root, tmp_path / "v.db")
+    committed = sorted((repo.root / "registry").glob("*_registry.csv")) + [
+        repo.root / "registry/INDEX.md"
+    ]
+    for path in committed:
+        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert findings_of(repo.index()) == []
+    result = views(repo.root, tmp_path / "v.db", "--check")
+    assert result.exit_code == 0, result.output
+    assert "views are current" in result.output
+
+
+def test_a_view_diff_shows_every_control_character(repo: Repo, tmp_path: Path):
+    views(repo.root, tmp_path / "v.db")
+    index = repo.root / "registry/INDEX.md"
+    lines = index.read_bytes().split(b"\n")
+    lines[2] = lines[2] + b" edited\x0c\x1b[31m\x0b"  # a lone CR would be a newline
+    index.write_bytes(b"\n".join(lines))
+    result = views(repo.root, tmp_path / "v.db", "--check")
+    assert result.exit_code == 1
+    edited = [line for line in result.output.splitlines() if "edited" in line]
+    assert edited and edited[0].endswith("edited\\x0c\\x1b[31m\\x0b"), result.output
+    assert not {"\x1b", "\x0c", "\x0b"} & set(result.output)
 
 
 def test_views_are_worked_out_again_only_when_a_record_changed(

@@ -1,6 +1,6 @@
 -- check: handoff_document_path
 -- severity: error
--- protects: manifest document paths are relative to the packet directory and stay inside it
+-- protects: manifest (and packet template) document paths are relative to the packet directory and stay inside it
 -- repair: write the path relative to the packet directory (no leading '/', no '..')
 SELECT 'handoff_packet' AS record_type, d.packet_dir AS record_id, p.manifest AS file,
        'documents[' || d.position || '].path' AS field,
@@ -9,3 +9,10 @@ SELECT 'handoff_packet' AS record_type, d.packet_dir AS record_id, p.manifest AS
 FROM handoff_documents d JOIN handoff_packets p USING (packet_dir)
 WHERE d.path IS NULL OR d.path = '' OR d.path LIKE '/%' OR d.path = '..' OR d.path LIKE '../%'
    OR d.path LIKE '%/../%' OR d.path LIKE '%/..'
+UNION ALL
+SELECT 'handoff_template', t.manifest, t.manifest, 'documents[' || d.key || '].path',
+       'document path ' || iif(d.value IS NULL, 'null', quote(d.value))
+       || ' must be relative to the packet directory and stay inside it'
+FROM handoff_templates t, json_each(t.documents) d
+WHERE d.value IS NULL OR d.value = '' OR d.value LIKE '/%' OR d.value = '..' OR d.value LIKE '../%'
+   OR d.value LIKE '%/../%' OR d.value LIKE '%/..'

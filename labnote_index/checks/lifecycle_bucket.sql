@@ -1,14 +1,15 @@
 -- check: lifecycle_bucket
 -- severity: error
--- protects: a message, notification or tag sits in the bucket its status names, record and artifact alike, so a directory listing tells the state
+-- protects: a message, notification or tag sits in (anywhere under) the bucket its status names, record and artifact alike, so a directory listing tells the state
 -- repair: move the record (and its artifact) into the bucket of its status, or correct the status
 -- fix: move the record, and its artifact (updating the path field), into the bucket of its status
 SELECT r.record_type, r.record_id, r.file, 'status' AS field,
        r.record_type || ' status ' || quote(r.status) || ' requires the record under the '
-       || b.bucket || ' bucket, not ' || r.parent_dir || '/' AS message
+       || b.bucket || ' bucket, not ' || iif(r.sub_dir = '', 'outside every bucket', r.sub_dir || '/')
+       AS message
 FROM records r
 JOIN status_buckets b ON b.record_type = r.record_type AND b.status = r.status
-WHERE r.layout_enforced AND r.parent_dir != b.bucket
+WHERE r.layout_enforced AND r.sub_dir != b.bucket
 UNION ALL
 SELECT r.record_type, r.record_id, r.file, t.artifact_field AS field,
        r.record_type || ' status ' || quote(r.status) || ' requires the artifact under '

@@ -1,6 +1,6 @@
 -- check: tag_deprecated
--- severity: warning
--- protects: new work does not keep using a retired tag
+-- severity: error
+-- protects: records name only proposed or accepted tags: new work does not keep using a retired one (the upstream validator fails on it)
 -- repair: replace the tag with its successor (see the deprecated tag's notes)
 SELECT u.source_type AS record_type, u.source_id AS record_id, u.source_file AS file,
        'tags[' || u.position || ']' AS field,

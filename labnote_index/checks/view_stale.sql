@@ -1,6 +1,6 @@
 -- check: view_stale
--- severity: warning
--- protects: the committed CSV registries and registry/INDEX.md say what the JSON records say (they are generated, read-only views)
+-- severity: error
+-- protects: the committed CSV registries and registry/INDEX.md say what the JSON records say (they are generated, read-only views; upstream CI fails on any difference but line endings)
 -- repair: run 'labnote-index views REPO' and commit the regenerated views; never edit them by hand
 -- fix: write the views anew from the records
 SELECT NULL AS record_type, NULL AS record_id, g.path AS file, '' AS field,
@@ -10,5 +10,5 @@ SELECT NULL AS record_type, NULL AS record_id, g.path AS file, '' AS field,
        END AS message
 FROM generated_views g
 LEFT JOIN files f ON f.path = g.path
-WHERE f.sha256 IS NOT g.sha256
+WHERE f.text_sha256 IS NOT g.sha256
   AND EXISTS (SELECT 1 FROM files WHERE kind = 'view')

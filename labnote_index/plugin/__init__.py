@@ -123,7 +123,14 @@ HIDDEN_COLUMNS = {
         *_FREE,
     ),
     "messages": (*_ALIKE, "reply_expected", "related_response", "tags", *_FREE),
-    "records": ("artifact_field", "layout_enforced", "registry_dir", "parent_dir", "stem"),
+    "records": (
+        "artifact_field",
+        "layout_enforced",
+        "registry_dir",
+        "parent_dir",
+        "sub_dir",
+        "stem",
+    ),
     "handoff_packets": (
         "dir_role",
         "dir_milestone",

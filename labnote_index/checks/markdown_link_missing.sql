@@ -1,0 +1,13 @@
+-- check: markdown_link_missing
+-- severity: error
+-- protects: every repository-relative link in a Markdown file (a record's artifact, a README, a packet document) leads to a file or directory that exists, as the upstream link check requires
+-- repair: correct the link (relative to the Markdown file's directory), or commit the file it names
+SELECT r.record_type, r.record_id, l.source_file AS file, '' AS field,
+       'line ' || l.line || ': link to ' || quote(l.raw_target) || ' names '
+       || quote(l.target) || ', which '
+       || iif(t.status = 'escapes', 'leads outside the repository through a symlink',
+              'does not exist') AS message
+FROM markdown_links l
+JOIN link_targets t ON t.path = l.target
+LEFT JOIN records r ON r.artifact_path = l.source_file
+WHERE t.status != 'ok'

@@ -1,0 +1,10 @@
+-- check: markdown_link_outside
+-- severity: error
+-- protects: no Markdown link leaves the repository (an absolute path, or more '..' than there are directories): a reader of the repository cannot follow it
+-- repair: link to a file inside the repository, relative to the Markdown file's directory, or to a full https:// URL
+SELECT r.record_type, r.record_id, l.source_file AS file, '' AS field,
+       'line ' || l.line || ': link to ' || quote(l.raw_target) || ' leaves the repository'
+       AS message
+FROM markdown_links l
+LEFT JOIN records r ON r.artifact_path = l.source_file
+WHERE l.target IS NULL
