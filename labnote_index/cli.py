@@ -332,7 +332,8 @@ def orphans(repo: Path | None, db_path: Path, fmt: str) -> None:
     if fmt == "json":
         click.echo(report.orphans_json(rows))
     elif fmt == "csv":
-        click.echo(report.rows_csv(rows, report.ORPHAN_KEYS))
+        # color=True: click would strip escape sequences from values off a terminal.
+        click.echo(report.rows_csv(rows, report.ORPHAN_KEYS), color=True)
     else:
         click.echo(report.orphans_text(rows))
     sys.exit(EXIT_FOUND if rows else EXIT_OK)

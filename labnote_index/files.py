@@ -19,7 +19,16 @@ import sqlite_utils
 from .formats import SAFE_PATH_RE
 from .parallel import run_sharded
 from .parse import NotRegularFile, hash_file, read_error
-from .paths import Sandbox, displayable, lstat_key, parent_dir
+from .paths import (
+    HIDDEN,
+    INSIDE,
+    OUTSIDE,
+    Sandbox,
+    displayable,
+    git_ignored,
+    lstat_key,
+    parent_dir,
+)
 from .resolve import delete_in
 from .schema import Inserts
 
@@ -30,7 +39,7 @@ TEXT_SUFFIXES = (".md", ".markdown", ".txt")
 ARTIFACT_STATUS = {FileNotFoundError: "missing", NotRegularFile: "not_a_file"}
 
 
-def artifact_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
+def artifact_row(sandbox: Sandbox, path: str, ignored: bool = False) -> dict[str, Any]:
     row: dict[str, Any] = {"path": path, "status": None, "size": None, "mtime_ns": None}
     row.update(sha256=None, body=None, links=None)
     if not SAFE_PATH_RE.match(path):
@@ -42,8 +51,12 @@ def artifact_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
         row["status"] = "missing"
         return row
     row["size"], row["mtime_ns"] = key.size, key.mtime_ns
-    if not sandbox.inside(path, key.is_link):
-        row["status"] = "escapes"
+    where = sandbox.place(path, key.is_link)
+    if where != INSIDE:
+        row["status"] = "hidden" if where == HIDDEN else "escapes"
+        return row
+    if ignored:
+        row["status"] = "ignored"
         return row
     keep = MAX_ARTIFACT_BODY if path.endswith(TEXT_SUFFIXES) else 0
     try:
@@ -88,14 +101,41 @@ def refresh_artifacts(db: sqlite_utils.Database, sandbox: Sandbox, jobs: int = 1
             "AND artifact_path NOT IN (SELECT path FROM artifacts)"
         )
     ]
-    run_sharded(db, todo, ArtifactWriter(sandbox).write, ["artifacts"], jobs)
+    writer = ArtifactWriter(sandbox, frozenset(_git_ignored(sandbox, todo)))
+    run_sharded(db, todo, writer.write, ["artifacts"], jobs)
+
+
+def _git_ignored(sandbox: Sandbox, paths: list[str]) -> set[str]:
+    """The artifact paths whose file (symlinks resolved) git ignores; every path
+    when git could not tell (its content is then never read)."""
+    real_dirs: dict[str, str] = {}
+    named: dict[str, list[str]] = {}  # the file git is asked about -> paths naming it
+    for path in paths:
+        if not SAFE_PATH_RE.match(path):
+            continue  # never touched on disk
+        full = sandbox.path(path)
+        if os.path.islink(full):
+            real = os.path.realpath(full)
+        else:
+            directory = parent_dir(path)
+            if directory not in real_dirs:
+                real_dirs[directory] = os.path.realpath(sandbox.path(directory))
+            real = os.path.join(real_dirs[directory], path.rsplit("/", 1)[-1])
+        if real.startswith(sandbox.prefix):
+            named.setdefault(real[len(sandbox.prefix) :], []).append(path)
+    ignored = git_ignored(sandbox.root, list(named))
+    if ignored is None:
+        return set(paths)
+    return {path for real in ignored for path in named.get(real, ())}
 
 
 @dataclass
 class ArtifactWriter:
-    """Reads artifacts and writes their rows (picklable: workers run it too)."""
+    """Reads artifacts and writes their rows (picklable: workers run it too).
+    ``ignored`` are the paths git ignores: accounted for, never read."""
 
     sandbox: Sandbox
+    ignored: frozenset[str] = frozenset()
 
     def write(self, target: sqlite_utils.Database, paths: Sequence[str], advance: Any) -> None:
         # Bodies are written as they are read, a batch at a time: never all in memory.
@@ -103,7 +143,10 @@ class ArtifactWriter:
         for start in range(0, len(paths), 500):
             inserts.insert(
                 "artifacts",
-                [artifact_row(self.sandbox, path) for path in paths[start : start + 500]],
+                [
+                    artifact_row(self.sandbox, path, path in self.ignored)
+                    for path in paths[start : start + 500]
+                ],
             )
 
 
@@ -253,7 +296,9 @@ def link_target_status(sandbox: Sandbox, path: str) -> str:
     outside the repository). Nothing is read, and no symlink is followed out."""
     full = sandbox.path(path)
     try:
-        if not sandbox.inside(path):  # its directories resolved: whether it exists or not
+        # Its directories resolved, whether it exists or not. A link into a
+        # dot-directory (.github/) is fine: a target is looked at, never read.
+        if sandbox.place(path) == OUTSIDE:
             return "escapes"
         return "ok" if os.path.exists(full) else "missing"  # a dangling symlink too
     except (OSError, ValueError):  # a NUL in the name, a name too long

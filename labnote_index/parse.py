@@ -94,8 +94,18 @@ def open_regular(path: Path | str) -> tuple[int, os.stat_result]:
     return fd, st
 
 
+class HardLinked(OSError):
+    """A file with a second name, which may be a file outside the repository (a
+    hard link is not a symlink, and no path tells): its content is never taken in."""
+
+
 def read_error(exc: OSError) -> str:
     """Why a file listed a moment ago could not be read, and what to do."""
+    if isinstance(exc, HardLinked):
+        return (
+            f"a hard link ({exc.strerror}): its content may be a file outside the "
+            "repository, so it was not read; replace it with a copy of its own"
+        )
     if isinstance(exc, FileNotFoundError):
         return (
             "file is missing: it was listed, then renamed or deleted before it could be "
@@ -352,6 +362,9 @@ def read_record_file(path: Path | str) -> ParsedFile:
     """Read a file that should hold one JSON object. Never raises for bad content;
     raises OSError when the file cannot be read (see ``read_error``)."""
     fd, st = open_regular(path)
+    if st.st_nlink > 1:
+        os.close(fd)
+        raise HardLinked(errno.EMLINK, f"{st.st_nlink} names", str(path))
     try:
         # At most one byte over the limit is read: a file that grew since its
         # stat is still never read whole into memory.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from pathlib import Path
 from typing import NamedTuple
 
@@ -35,42 +36,68 @@ def displayable(path: str) -> str:
     return path if storable(path) else os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
+# Where a path leads, symlinks resolved (Sandbox.place).
+INSIDE, OUTSIDE, HIDDEN = "inside", "outside", "hidden"
+
+
 class Sandbox:
-    """The repository root, with the real path of each directory looked up once."""
+    """The repository root, with the real path of each directory looked up once.
+
+    Inside means inside the repository and outside every dot-directory: the
+    walk never enters ``.git`` or any other, and a symlink into one (to
+    ``.git/config``, which holds a CI checkout's token, or to a dot-file such as
+    ``.env``) is no more inside than one to ``/etc``."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(os.path.realpath(root))
         self.prefix = str(self.root) + os.sep
-        self._dirs: dict[str, bool] = {}
+        self._dirs: dict[str, str] = {}
 
     def path(self, rel: str) -> str:
         """The absolute path of a repository-relative path (a string: this is hot)."""
         return self.prefix + rel
 
-    def dir_inside(self, rel_dir: str) -> bool:
-        """Whether a repository directory, symlinks resolved, is inside (asked once each)."""
+    def _real_place(self, real: str) -> str:
+        if real == str(self.root):
+            return INSIDE
+        if not real.startswith(self.prefix):
+            return OUTSIDE
+        parts = real[len(self.prefix) :].split(os.sep)
+        return HIDDEN if any(part.startswith(".") for part in parts) else INSIDE
+
+    def dir_place(self, rel_dir: str) -> str:
+        """Where a repository directory leads, symlinks resolved (asked once each)."""
         if rel_dir not in self._dirs:
-            real = Path(os.path.realpath(self.root / rel_dir))
-            self._dirs[rel_dir] = real == self.root or self.root in real.parents
+            self._dirs[rel_dir] = self._real_place(os.path.realpath(self.root / rel_dir))
         return self._dirs[rel_dir]
+
+    def dir_inside(self, rel_dir: str) -> bool:
+        """Whether a repository directory, symlinks resolved, is inside."""
+        return self.dir_place(rel_dir) == INSIDE
 
     def entered(self, rel_dir: str) -> None:
         """A directory the walk entered without following a symlink: inside, with no
         need to resolve it (a realpath costs a stat a path component)."""
-        self._dirs[rel_dir] = True
+        self._dirs[rel_dir] = INSIDE
 
-    def inside(self, rel: str, is_link: bool | None = None) -> bool:
-        """Whether ``rel`` (a repository-relative path), symlinks resolved, stays inside.
+    def place(self, rel: str, is_link: bool | None = None) -> str:
+        """Where ``rel`` (a repository-relative path) leads, symlinks resolved:
+        INSIDE, OUTSIDE, or HIDDEN (into a dot-directory or onto a dot-file).
 
         ``is_link`` says whether the path itself is a symlink, when the caller
-        has looked already.
+        has looked already. A file that is not a link is where its directory is.
         """
-        if not self.dir_inside(parent_dir(rel)):
-            return False
+        where = self.dir_place(parent_dir(rel))
+        if where != INSIDE:
+            return where
         full = self.path(rel)
         if os.path.islink(full) if is_link is None else is_link:
-            return os.path.realpath(full).startswith(self.prefix)
-        return True
+            return self._real_place(os.path.realpath(full))
+        return INSIDE
+
+    def inside(self, rel: str, is_link: bool | None = None) -> bool:
+        """Whether ``rel``, symlinks resolved, stays inside (see ``place``)."""
+        return self.place(rel, is_link) == INSIDE
 
 
 class FileStat(NamedTuple):  # a tuple: one is made for every file, every build
@@ -89,3 +116,34 @@ def lstat_key(path: Path | str) -> FileStat | None:
     except OSError:
         return None
     return FileStat(st.st_size, st.st_mtime_ns, stat.S_ISLNK(st.st_mode), stat.S_ISREG(st.st_mode))
+
+
+def git_ignored(root: Path, paths: list[str]) -> set[str] | None:
+    """Which of ``paths`` (relative to ``root``, no symlink on the way) git
+    ignores: their content is no part of the repository (a ``.env``, a
+    build's secrets) and is never stored. The empty set where ``root`` is not in
+    a git work tree or git is not installed; None when git could not tell.
+    Git is asked about ``root`` alone: GIT_DIR and its kin, which git sets for
+    hooks, would point it at another repository."""
+    if not paths:
+        return set()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "check-ignore", "--stdin", "-z"],
+            input="\0".join(paths).encode("utf-8", "surrogateescape"),
+            capture_output=True,
+            env=env,
+            timeout=300,
+            check=False,
+        )
+    except FileNotFoundError:
+        return set()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode in (0, 1):  # some ignored, or none
+        found = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+        return {path for path in found if path}
+    if b"not a git repository" in done.stderr:
+        return set()
+    return None

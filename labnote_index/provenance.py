@@ -17,6 +17,7 @@ import sqlite_utils
 
 from .errors import LabnoteError
 from .index_file import indexed_repository
+from .paths import displayable, storable
 
 DIRECTIONS = ("up", "down", "both")
 # How much of a lineage is drawn: deep and wide enough for any real provenance,
@@ -78,8 +79,13 @@ def find_node(db: sqlite_utils.Database, key: str) -> str:
     names. A path as the shell completes it from outside the repository
     (``sample_repo/registry/...``) is taken relative to the indexed repository."""
     key = key.strip()
-    rows = _named(db, key)
     repo = indexed_repository(db)
+    if not storable(key):  # a name that is not UTF-8 (surrogate escapes): nothing has it
+        raise NodeNotFound(
+            f"no record ID, record file or handoff packet directory {displayable(key)!r}: "
+            "it is not valid UTF-8, and every name in the index is"
+        )
+    rows = _named(db, key)
     if not rows and repo is not None and os.path.exists(key):
         rel = os.path.relpath(os.path.realpath(key), os.path.realpath(repo))
         if not rel.startswith(".."):

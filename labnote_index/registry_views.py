@@ -172,7 +172,8 @@ def output_directory(repo: Path, out: Path | None) -> Path:
 
 def _view_file(out: Path, path: str) -> Path:
     """Where a view goes in ``out``, refused when it is anything but a regular file
-    (or absent): a symlink there could lead anywhere, even outside the repository."""
+    of one name (or absent): a symlink or a hard link there could lead anywhere,
+    even outside the repository."""
     target = out / path.rsplit("/", 1)[1]
     try:
         st = os.lstat(target)
@@ -185,6 +186,11 @@ def _view_file(out: Path, path: str) -> Path:
         )
     if not stat.S_ISREG(st.st_mode):
         raise ViewPathError(f"{target} is not a regular file: remove it and run again")
+    if st.st_nlink > 1:  # its other name may be a file outside the repository
+        raise ViewPathError(
+            f"{target} is a hard link ({st.st_nlink} names): views are never written or "
+            "read through one; replace it with a copy of its own (or remove it) and run again"
+        )
     return target
 
 

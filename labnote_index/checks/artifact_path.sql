@@ -11,8 +11,12 @@ SELECT r.record_type, r.record_id, r.file, r.artifact_field AS field,
        || CASE a.status
             WHEN 'missing' THEN ' does not exist'
             WHEN 'escapes' THEN ' leads outside the repository through a symlink'
+            WHEN 'hidden' THEN ' leads into .git or another dot-directory (or onto a dot-file '
+                               || 'through a symlink), which the index never reads'
+            WHEN 'ignored' THEN ' is ignored by git (.gitignore): it would not be committed, '
+                                || 'and its content is never read'
             WHEN 'unreadable' THEN ' cannot be read (make it readable)'
             ELSE ' is not a regular file'
           END AS message
 FROM records r JOIN artifacts a ON a.path = r.artifact_path
-WHERE a.status IN ('missing', 'escapes', 'not_a_file', 'unreadable')
+WHERE a.status IN ('missing', 'escapes', 'hidden', 'ignored', 'not_a_file', 'unreadable')

@@ -5,8 +5,10 @@
 SELECT r.record_type, r.record_id, l.source_file AS file, '' AS field,
        'line ' || l.line || ': link to ' || quote(l.raw_target) || ' names '
        || quote(l.target) || ', which '
-       || iif(t.status = 'escapes', 'leads outside the repository through a symlink',
-              'does not exist') AS message
+       || CASE t.status
+            WHEN 'escapes' THEN 'leads outside the repository through a symlink'
+            ELSE 'does not exist'
+          END AS message
 FROM markdown_links l
 JOIN link_targets t ON t.path = l.target
 LEFT JOIN records r ON r.artifact_path = l.source_file

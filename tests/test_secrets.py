@@ -1,0 +1,153 @@
+"""No secret in the index (#23, security first): a symlink into .git or onto a
+dot-file, a file git ignores, a hard-linked record or view. Each is reported;
+its content is never stored, searchable or printed."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from labnote_index.cli import cli
+
+from .conftest import Repo, findings_of, git
+
+PACKET = "registry/packets/2026/20260903-maria-ops-retention-question.json"
+TOKEN = "AUTHORIZATION: basic c2VjcmV0LXRva2Vu"
+
+
+def everything_stored(db_path: Path) -> str:
+    """Every text value of every table of the index, joined."""
+    conn = sqlite3.connect(db_path)
+    tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    values = []
+    for table in tables:
+        for row in conn.execute(f"SELECT * FROM [{table}]"):
+            values += [v for v in row if isinstance(v, str)]
+    return "\n".join(values)
+
+
+def point_artifact(repo: Repo, target: str) -> str:
+    """Make the packet's artifact a symlink to ``target`` (relative to it)."""
+    artifact = repo.load(PACKET)["path"]
+    path = repo.root / artifact
+    path.unlink()
+    path.symlink_to(target)
+    return artifact
+
+
+@pytest.mark.parametrize(
+    "secret, target",
+    [
+        (".git/config", "../../.git/config"),
+        (".env", "../../.env"),
+        ("tools/.cache/token.md", "../../tools/.cache/token.md"),
+    ],
+    ids=["git-config", "dot-file", "dot-directory"],
+)
+def test_a_symlink_into_git_or_a_dot_path_is_reported_never_stored(
+    sample_repo: Repo, secret: str, target: str
+):
+    sample_repo.write(secret, f'[http "https://github.com/"]\n\textraheader = {TOKEN}\n')
+    artifact = point_artifact(sample_repo, target)
+    db = sample_repo.index()
+    row = db["artifacts"].get(artifact)
+    assert (row["status"], row["body"], row["sha256"]) == ("hidden", None, None)
+    assert "c2VjcmV0" not in everything_stored(sample_repo.db_path)
+    found = [f for f in findings_of(db) if f["check"] == "artifact_path" and f["file"] == PACKET]
+    assert found and "dot-directory" in found[0]["message"]
+    # Named directly, a file in a dot-directory is no more inside; a dot-file
+    # is (the walk reads them too), and only a Markdown or text body is stored.
+    sample_repo.edit(PACKET, path=secret)
+    db = sample_repo.index()
+    status = db["artifacts"].get(secret)["status"]
+    assert status == ("ok" if secret == ".env" else "hidden")
+    assert "c2VjcmV0" not in everything_stored(sample_repo.db_path)
+
+
+def test_a_file_git_ignores_is_reported_never_stored(sample_repo: Repo):
+    root = sample_repo.root
+    git(root, "init", "-q")
+    sample_repo.write(".gitignore", "secrets/\n")
+    sample_repo.write("secrets/notes.md", f"{TOKEN}\n")
+    artifact = point_artifact(sample_repo, "../../secrets/notes.md")
+    other = sample_repo.load("registry/packets/2026/20260905-claude-retention-followup.json")
+    db = sample_repo.index()
+    assert db["artifacts"].get(artifact)["status"] == "ignored"
+    assert db["artifacts"].get(other["path"])["body"]  # the rest are read as before
+    assert "c2VjcmV0" not in everything_stored(sample_repo.db_path)
+    found = [f for f in findings_of(db) if f["check"] == "artifact_path" and f["file"] == PACKET]
+    assert found and "ignored by git" in found[0]["message"]
+
+
+def test_git_is_asked_about_this_repository_only(sample_repo: Repo, tmp_path, monkeypatch):
+    # A hook runs with GIT_DIR set: it must not point the ignore test elsewhere.
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    git(sample_repo.root, "init", "-q")
+    sample_repo.write(".gitignore", "secrets/\n")
+    sample_repo.write("secrets/notes.md", f"{TOKEN}\n")
+    artifact = point_artifact(sample_repo, "../../secrets/notes.md")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    db = sample_repo.index()
+    assert db["artifacts"].get(artifact)["status"] == "ignored"
+
+
+def test_a_hard_linked_record_is_reported_never_read(sample_repo: Repo, tmp_path: Path):
+    outside = tmp_path / "outside.json"
+    data = sample_repo.load(PACKET)
+    data["notes"] = TOKEN
+    outside.write_text(json.dumps(data))
+    (sample_repo.root / PACKET).unlink()
+    (sample_repo.root / PACKET).hardlink_to(outside)
+    db = sample_repo.index()
+    assert "c2VjcmV0" not in everything_stored(sample_repo.db_path)
+    found = [f for f in findings_of(db) if f["file"] == PACKET]
+    assert [f["check"] for f in found] == ["file_unreadable"]
+    assert "hard link" in found[0]["message"]
+
+
+def test_views_check_never_prints_a_hard_linked_view(sample_repo: Repo, tmp_path: Path):
+    outside = tmp_path / "INDEX.md"
+    outside.write_text(f"# Registry Index\n\n{TOKEN}\n")
+    index = sample_repo.root / "registry/INDEX.md"
+    index.unlink()
+    index.hardlink_to(outside)
+    result = CliRunner().invoke(cli, ["views", str(sample_repo.root), "--check"])
+    assert result.exit_code == 2
+    assert "hard link" in result.output and "c2VjcmV0" not in result.output
+    result = CliRunner().invoke(cli, ["views", str(sample_repo.root)])
+    assert result.exit_code == 2 and outside.read_text().endswith(f"{TOKEN}\n")
+
+
+# Output and arguments (#23, 17 and 19)
+
+
+def test_orphans_csv_keeps_escape_sequences_exactly(sample_repo: Repo, tmp_path: Path):
+    late = "registry/messages/open/20260912-gemini-late-reply.json"
+    sample_repo.edit(late, reply_to="20260101-x-\x1b[31mred")
+    done = subprocess.run(
+        [sys.executable, "-m", "labnote_index", "orphans", str(sample_repo.root)]
+        + ["--db", str(tmp_path / "o.db"), "--format", "csv"],
+        capture_output=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1, done.stderr
+    assert b"20260101-x-\x1b[31mred" in done.stdout
+
+
+def test_lineage_of_a_name_that_is_not_utf8_is_one_line_and_exit_2(sample_repo: Repo):
+    sample_repo.index()
+    done = subprocess.run(
+        [sys.executable.encode(), b"-m", b"labnote_index", b"lineage", b"\xff\xfe-x"]
+        + [b"--db", bytes(sample_repo.db_path)],
+        capture_output=True,
+    )
+    assert done.returncode == 2
+    assert b"Traceback" not in done.stderr and b"not valid UTF-8" in done.stderr
