@@ -70,7 +70,8 @@ def findings_sarif(findings: list[dict[str, Any]], catalogue: list[Check], prefi
             "shortDescription": {"text": c.protects},
             "fullDescription": {"text": c.protects},
             "help": {"text": f"Repair: {c.repair}"},
-            "defaultConfiguration": {"level": c.severity},
+            # SARIF's levels are error, warning, note and none: a check off by default is none.
+            "defaultConfiguration": {"level": "none" if c.severity == "off" else c.severity},
         }
         for c in catalogue
     ]

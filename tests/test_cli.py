@@ -285,6 +285,9 @@ def test_sarif_output_validates_as_sarif_2_1_0(tmp_path: Path):
     run_ = log["runs"][0]
     rules = run_["tool"]["driver"]["rules"]
     assert {r["id"] for r in rules} >= {"provenance", "status_transition"}
+    # SARIF's own levels, even for a check that is off by default
+    levels = {r["defaultConfiguration"]["level"] for r in rules}
+    assert levels <= {"error", "warning", "note", "none"} and "none" in levels
     assert len(run_["results"]) == 8
     for result_ in run_["results"]:
         rule = rules[result_["ruleIndex"]]
