@@ -108,19 +108,11 @@ def refresh_artifacts(db: sqlite_utils.Database, sandbox: Sandbox, jobs: int = 1
 def _git_ignored(sandbox: Sandbox, paths: list[str]) -> set[str]:
     """The artifact paths whose file (symlinks resolved) git ignores; every path
     when git could not tell (its content is then never read)."""
-    real_dirs: dict[str, str] = {}
     named: dict[str, list[str]] = {}  # the file git is asked about -> paths naming it
     for path in paths:
         if not SAFE_PATH_RE.match(path):
             continue  # never touched on disk
-        full = sandbox.path(path)
-        if os.path.islink(full):
-            real = os.path.realpath(full)
-        else:
-            directory = parent_dir(path)
-            if directory not in real_dirs:
-                real_dirs[directory] = os.path.realpath(sandbox.path(directory))
-            real = os.path.join(real_dirs[directory], path.rsplit("/", 1)[-1])
+        real = sandbox.real(path)
         if real.startswith(sandbox.prefix):
             named.setdefault(real[len(sandbox.prefix) :], []).append(path)
     ignored = git_ignored(sandbox.root, list(named))

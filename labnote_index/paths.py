@@ -51,7 +51,8 @@ class Sandbox:
     def __init__(self, root: Path) -> None:
         self.root = Path(os.path.realpath(root))
         self.prefix = str(self.root) + os.sep
-        self._dirs: dict[str, str] = {}
+        self._dirs: dict[str, str] = {}  # directory -> its place
+        self._real_dirs: dict[str, str] = {}  # directory -> its real path
 
     def path(self, rel: str) -> str:
         """The absolute path of a repository-relative path (a string: this is hot)."""
@@ -65,11 +66,24 @@ class Sandbox:
         parts = real[len(self.prefix) :].split(os.sep)
         return HIDDEN if any(part.startswith(".") for part in parts) else INSIDE
 
+    def real_dir(self, rel_dir: str) -> str:
+        """The real path of a repository directory, symlinks resolved (looked up once)."""
+        if rel_dir not in self._real_dirs:
+            self._real_dirs[rel_dir] = os.path.realpath(self.root / rel_dir)
+        return self._real_dirs[rel_dir]
+
     def dir_place(self, rel_dir: str) -> str:
         """Where a repository directory leads, symlinks resolved (asked once each)."""
         if rel_dir not in self._dirs:
-            self._dirs[rel_dir] = self._real_place(os.path.realpath(self.root / rel_dir))
+            self._dirs[rel_dir] = self._real_place(self.real_dir(rel_dir))
         return self._dirs[rel_dir]
+
+    def real(self, rel: str) -> str:
+        """The real path of ``rel``: its own symlink resolved, or its directory's."""
+        full = self.path(rel)
+        if os.path.islink(full):
+            return os.path.realpath(full)
+        return os.path.join(self.real_dir(parent_dir(rel)), rel.rsplit("/", 1)[-1])
 
     def dir_inside(self, rel_dir: str) -> bool:
         """Whether a repository directory, symlinks resolved, is inside."""
@@ -79,6 +93,7 @@ class Sandbox:
         """A directory the walk entered without following a symlink: inside, with no
         need to resolve it (a realpath costs a stat a path component)."""
         self._dirs[rel_dir] = INSIDE
+        self._real_dirs[rel_dir] = self.path(rel_dir) if rel_dir else str(self.root)
 
     def place(self, rel: str, is_link: bool | None = None) -> str:
         """Where ``rel`` (a repository-relative path) leads, symlinks resolved:
