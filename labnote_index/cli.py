@@ -263,9 +263,10 @@ def check(
     it is reported (config_changed).
 
     Exit status: 0 when nothing at or above --fail-on was found; 1 when
-    something was; 2 on a usage error, an unreadable repository, a bad
-    revision, no index at --db, a --db that is not a labnote index, or an
-    index that cannot be written or read; 130 when interrupted.
+    something was; 2 on a usage error, a configuration file it cannot follow
+    (naming the key), an unreadable repository, a bad revision, no index at
+    --db, a --db that is not a labnote index, or an index that cannot be
+    written or read; 130 when interrupted.
     """
     if no_db and repo is None:
         raise click.UsageError("--no-db needs REPO: there is no index to check otherwise")
