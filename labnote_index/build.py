@@ -36,6 +36,7 @@ from .files import (
     packet_files_unchanged,
     refresh_artifacts,
     refresh_link_targets,
+    refresh_markdown_links,
     refresh_packet_files,
 )
 from .formats import RECORD_TYPES
@@ -231,6 +232,7 @@ class _Build:
             del to_read
             self.found, self.changes = FoundFiles(), None
             refresh_artifacts(db, sandbox, self.jobs)
+            refresh_markdown_links(db, sandbox)  # after the artifacts: it reads their bodies
             refresh_packet_files(db, sandbox)
             refresh_link_targets(db, sandbox)
             if not incremental:

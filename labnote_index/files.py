@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import sqlite_utils
 
 from .formats import SAFE_PATH_RE
+from .markdown import link_rows
 from .parallel import run_sharded
 from .parse import NotRegularFile, hash_file, read_error
 from .paths import (
@@ -275,6 +276,44 @@ def _packet_file_changes(
                     yield key, _Found(entry.path, st.st_mtime_ns)
     for key in stored.keys() - seen:
         yield key, None
+
+
+# A Markdown file or view larger than this is hashed only: its links are not read.
+MAX_TEXT = 64 * 1024 * 1024
+
+
+def refresh_markdown_links(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
+    """Hash the Markdown files this build lists anew (``files`` rows of kind
+    markdown without a sha256: the loader leaves them for here) and keep their
+    links. A record's artifact was just read by the artifact refresh: its hash
+    and body are taken from there, so it is not read a second time. A file
+    with a second name (which may lie outside), or one git ignores, has its
+    links never read."""
+    todo = db.execute(
+        "SELECT f.path, a.status, a.sha256, a.body, a.links FROM files f "
+        "LEFT JOIN artifacts a ON a.path = f.path "
+        "WHERE f.kind = 'markdown' AND f.sha256 IS NULL AND f.error IS NULL"
+    ).fetchall()
+    hashes: list[tuple[str | None, str | None, str]] = []  # (sha256, error, path)
+    links: list[dict[str, Any]] = []
+    for path, status, digest, body, names in todo:
+        text = body
+        if status == "ignored":
+            digest = None  # accounted for, never read
+        elif status != "ok" or (body is None and names == 1):  # not read, or too big to keep
+            try:
+                hashed = hash_file(sandbox.path(path), keep_up_to=MAX_TEXT)
+            except OSError as exc:
+                hashes.append((None, read_error(exc), path))
+                continue
+            digest, names = hashed.sha256, hashed.links
+            text = hashed.content.decode("utf-8", "replace") if hashed.content else None
+        hashes.append((digest, None, path))
+        if text is not None and names == 1:
+            links += link_rows(path, text)
+    with db.conn:
+        db.conn.executemany("UPDATE files SET sha256 = ?, error = ? WHERE path = ?", hashes)
+    Inserts(db).insert("markdown_links", links)
 
 
 # Markdown link targets: looked at again on every build (a target can appear

@@ -6,6 +6,8 @@ A LabNote repository's CI checks that every repository-relative link in a
 pure ``#anchor`` targets skipped, ``<...>`` brackets and a ``#fragment``
 dropped. The links are found here; whether each target exists is asked of
 the disk at every build (``files.refresh_link_targets``) and checked in SQL.
+A record's artifact is read once, by the artifact refresh: its links are taken
+from the body read there (``files.refresh_markdown_links``).
 """
 
 from __future__ import annotations
@@ -47,6 +49,11 @@ def links(source: str, text: str) -> Iterator[Link]:
             line_start = text.rfind("\n", scanned, start) + 1
         scanned = start
         yield Link(line, start - line_start + 1, match.group(1), resolved(directory, path))
+
+
+def link_rows(source: str, text: str) -> list[dict[str, object]]:
+    """The ``markdown_links`` rows of the Markdown file ``source`` holding ``text``."""
+    return [{"source_file": source, **link._asdict()} for link in links(source, text)]
 
 
 def link_path(raw: str) -> str | None:

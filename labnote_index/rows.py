@@ -17,6 +17,7 @@ import sqlite_utils
 
 from . import handoff, markdown
 from .discover import SYMLINKED_DIRECTORY, UNLISTED, DiscoveredFile
+from .files import MAX_TEXT
 from .formats import (
     LEGACY_FIELDS,
     PROVENANCE_TYPES,
@@ -48,9 +49,6 @@ REFERENCE_FIELDS = {
     for name in RECORD_TYPES
 }
 
-# A committed view or Markdown file larger than this is hashed only: a view is
-# then compared by its bytes, a Markdown file's links are not read.
-MAX_TEXT = 64 * 1024 * 1024
 # Rows held before they are written: enough to keep INSERT calls few,
 # few enough that memory does not grow with the repository.
 BATCH_SIZE = 5000
@@ -118,7 +116,9 @@ class FileLoader:
             file_row["error"] = problem
             return
         try:
-            if found.kind in ("view", "markdown", "readme"):
+            if found.kind == "markdown":
+                return  # read after the artifacts (files.refresh_markdown_links)
+            if found.kind in ("view", "readme"):
                 self._load_text(path, full, bool(key and key.is_link), found.kind, file_row, rows)
                 return
             if found.kind not in ("record", "handoff_manifest", "packet_lock", "handoff_template"):
@@ -145,8 +145,9 @@ class FileLoader:
         rows: Rows,
     ) -> None:
         """A generated view (compared with the records' as text, line endings
-        aside) or a Markdown file (its links kept). A file that is a symlink or
-        has a second name (which may lie outside) is hashed, its text never kept."""
+        aside) or the registry's README (its links kept, as INDEX.md's). A file
+        that is a symlink or has a second name (which may lie outside) is
+        hashed, its links never read."""
         hashed = hash_file(full, keep_up_to=MAX_TEXT)
         file_row["size"], file_row["sha256"] = hashed.size, hashed.sha256
         if hashed.content is None:
@@ -157,8 +158,8 @@ class FileLoader:
             file_row["text_sha256"] = hashed.sha256 if same else sha256(text).hexdigest()
         if path.endswith(".md") and not is_link and hashed.links == 1:
             content = hashed.content.decode("utf-8", errors="replace")
-            for link in markdown.links(path, content):
-                rows.add("markdown_links", {"source_file": path, **link._asdict()})
+            for row in markdown.link_rows(path, content):
+                rows.add("markdown_links", row)
 
     def _import_handoff(
         self, kind: str, path: str, parsed: ParsedFile, file_row: dict[str, Any], rows: Rows

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import sqlite_utils
 from click.testing import CliRunner
 
 from labnote_index import api
@@ -354,3 +355,39 @@ def test_a_labnote_shaped_checkout_checks_clean(repo: Repo, tmp_path: Path):
     code, found = check(repo.root, "--no-db")
     assert (code, found) == (0, [])
     assert api.check(repo.root) == []
+
+
+def test_an_artifact_is_read_once_for_its_body_and_its_links(
+    sample_repo: Repo, monkeypatch: pytest.MonkeyPatch
+):
+    import labnote_index.files as files_module
+    import labnote_index.rows as rows_module
+
+    source = "datadrops/2026/20260917-claude-handoff-overview.md"
+    sample_repo.write(source, "# Overview\n\nSee [gone](gone.md).\n")
+    read: list[str] = []
+    for module in (files_module, rows_module):
+        real = module.hash_file
+
+        def counted(path, *args, real=real, **kwargs):
+            read.append(str(path))
+            return real(path, *args, **kwargs)
+
+        monkeypatch.setattr(module, "hash_file", counted)
+    db = api.build(sample_repo.root, sample_repo.db_path, jobs=1)
+    assert read.count(str(sample_repo.root / source)) == 1
+    assert db.findings["error"] == 8  # the planted seven, and the broken link
+    index = sqlite_utils.Database(sample_repo.db_path)
+    links = index.query("SELECT * FROM markdown_links WHERE source_file = ?", [source])
+    assert [(r["line"], r["raw_target"]) for r in links] == [(3, "gone.md")]
+
+
+def test_links_of_a_large_or_hard_linked_markdown_file(code_role: Repo, tmp_path: Path):
+    big = code_role.write("docs/big.md", "x" * (2 * 1024 * 1024) + "\n[gone](gone.md)\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text("[secret](not-here.md)\n")
+    (code_role.root / "docs/linked.md").hardlink_to(outside)
+    db = code_role.index()
+    found = [(f["check"], f["file"]) for f in findings_of(db)]
+    assert found == [("markdown_link_missing", big)]  # the hard link's links are never read
+    assert db["files"].get("docs/linked.md")["sha256"]  # accounted for, hashed
