@@ -27,6 +27,7 @@ from .paths import (
     Sandbox,
     displayable,
     git_ignored,
+    in_git_work_tree,
     lstat_key,
     parent_dir,
 )
@@ -108,7 +109,10 @@ def refresh_artifacts(db: sqlite_utils.Database, sandbox: Sandbox, jobs: int = 1
 
 def _git_ignored(sandbox: Sandbox, paths: list[str]) -> set[str]:
     """The artifact paths whose file (symlinks resolved) git ignores; every path
-    when git could not tell (its content is then never read)."""
+    when git could not tell (its content is then never read). Outside a git work
+    tree nothing is ignored, and no path is resolved to ask."""
+    if not paths or not in_git_work_tree(sandbox.root):
+        return set()
     named: dict[str, list[str]] = {}  # the file git is asked about -> paths naming it
     for path in paths:
         if not SAFE_PATH_RE.match(path):

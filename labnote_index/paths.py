@@ -133,25 +133,38 @@ def lstat_key(path: Path | str) -> FileStat | None:
     return FileStat(st.st_size, st.st_mtime_ns, stat.S_ISLNK(st.st_mode), stat.S_ISREG(st.st_mode))
 
 
+def _git(root: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run git for ``root`` and nothing else: GIT_DIR and its kin, which git sets
+    for hooks, would point it at another repository. FileNotFoundError without git."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return subprocess.run(
+        ["git", "-C", str(root), *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+
+
+def in_git_work_tree(root: Path) -> bool:
+    """Whether ``root`` lies in a git work tree (where files can be ignored)."""
+    try:
+        return _git(root, "rev-parse", "--is-inside-work-tree").stdout.strip() == b"true"
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
 def git_ignored(root: Path, paths: list[str]) -> set[str] | None:
     """Which of ``paths`` (relative to ``root``, no symlink on the way) git
     ignores: their content is no part of the repository (a ``.env``, a
     build's secrets) and is never stored. The empty set where ``root`` is not in
-    a git work tree or git is not installed; None when git could not tell.
-    Git is asked about ``root`` alone: GIT_DIR and its kin, which git sets for
-    hooks, would point it at another repository."""
+    a git work tree or git is not installed; None when git could not tell."""
     if not paths:
         return set()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "check-ignore", "--stdin", "-z"],
-            input="\0".join(paths).encode("utf-8", "surrogateescape"),
-            capture_output=True,
-            env=env,
-            timeout=300,
-            check=False,
-        )
+        stdin = "\0".join(paths).encode("utf-8", "surrogateescape")
+        done = _git(root, "check-ignore", "--stdin", "-z", stdin=stdin)
     except FileNotFoundError:
         return set()
     except (OSError, subprocess.TimeoutExpired):
