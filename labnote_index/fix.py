@@ -33,8 +33,9 @@ from .parse import UTF8_BOM, parse_json_bytes
 from .paths import parent_dir
 from .text import shown
 
-# A file name an ID may become: no separator, nothing hidden.
-_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# A file name an ID may become: no separator, nothing hidden, and short enough
+# for every file system (255 bytes, ".json" included).
+_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,249}$")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 # Problems that re-writing a record would silently settle (a human decision).
 _UNSETTLED = ("duplicate_key", "number_out_of_range", "lone_surrogate")
@@ -146,6 +147,8 @@ def _unsafe(repair: Repair, repo: Path, packets: set[str]) -> str | None:
             mode = os.lstat(repo / path).st_mode
         except FileNotFoundError:
             continue
+        except OSError as exc:
+            return f"{path} cannot be examined ({exc.strerror})"
         if not stat.S_ISREG(mode):
             return f"{path} is a symlink or not a regular file: never followed or replaced"
     return None
@@ -221,9 +224,13 @@ def _read(repo: Path, path: str) -> bytes:
 
 def _renamed(check: str, file: str, final: str, repo: Path) -> Repair | Refusal:
     """A move of ``file`` to ``final``, unless something is there already."""
-    if (repo / final).exists():
-        return Refusal(check, file, f"{final} exists already")
-    return Repair(check, file, final)
+    try:
+        os.lstat(repo / final)
+    except FileNotFoundError:
+        return Repair(check, file, final)
+    except OSError as exc:
+        return Refusal(check, file, f"{final} cannot be examined ({exc.strerror})")
+    return Refusal(check, file, f"{final} exists already")
 
 
 def _retarget_string(raw: bytes, old: str, new: str) -> bytes | None:
@@ -360,7 +367,8 @@ def _name_after_id(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | R
     for row in rows:
         file, record_id = row["file"], row["record_id"]
         if not _FILE_NAME.match(record_id or ""):
-            yield Refusal("location_filename", file, f"{record_id!r} cannot be a file name")
+            why = "is too long for" if len(record_id or "") > 250 else "cannot be"
+            yield Refusal("location_filename", file, f"{record_id!r} {why} a file name")
             continue
         directory = parent_dir(file)
         final = f"{directory}/{record_id}.json" if directory else f"{record_id}.json"

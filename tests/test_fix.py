@@ -226,3 +226,16 @@ def test_datasette_shows_which_findings_are_fixable(repo: Repo):
         datasette.client.get(f"/{repo.db_path.stem}/findings.json?_shape=array&fixable=1")
     )
     assert {row["check"] for row in response.json()} >= {"json_strict", "lifecycle_bucket"}
+
+
+def test_an_id_too_long_for_a_file_name_is_refused_and_the_rest_repaired(repo: Repo):
+    packets = repo.files("registry/packets/*/*.json")
+    long_id = "x" * 300  # renaming to it would fail with "File name too long"
+    repo.edit(packets[0], packet_id=long_id)
+    renamed = repo.move(packets[1], packets[1].rsplit("/", 1)[0] + "/renamed.json")
+    for args in ((), ("--apply",)):
+        report = json.loads(fix(repo.root, *args, "--format", "json").stdout)
+        refused = {r["file"]: r["reason"] for r in report["refusals"]}
+        assert "too long for a file name" in refused[packets[0]]
+        assert renamed in {r["file"] for r in report["repairs"]}
+    assert not (repo.root / renamed).exists() and (repo.root / packets[1]).is_file()
