@@ -213,11 +213,25 @@ def _worker_started(build: int) -> None:
     born = _started_at(build)
 
     def watch() -> None:
-        while _started_at(build) == born and owner_alive(build):
+        while _running(build, born):
             time.sleep(0.2)
         os._exit(1)  # the build is gone: nobody will read this worker's shard
 
     threading.Thread(target=watch, daemon=True, name="watch-build").start()
+
+
+def _running(pid: int, born: str | None) -> bool:
+    """Whether the build is still at work: the same process (not a reused ID), and
+    not a zombie. A killed build whose caller reads its output before reaping it
+    stays a zombie; taken for alive, its workers kept the caller's pipes (and the
+    worker server, which they hold open) until the caller gave up."""
+    if born is None:  # no /proc: the process ID is all there is
+        return owner_alive(pid)
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    return fields[0] not in ("Z", "X") and fields[19] == born
 
 
 def _started_at(pid: int) -> str | None:

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -278,6 +279,8 @@ def write_keys(target: sqlite_utils.Database, items: Sequence[str], advance: obj
             raise ValueError(f"a bug in a writer: {item}")
         if item == "die":
             os._exit(3)  # as if killed
+        if item == "wait":
+            time.sleep(600)  # a share that takes long: the build is killed meanwhile
     target["build_info"].insert_all({"key": item, "value": os.getpid()} for item in items)
 
 

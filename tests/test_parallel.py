@@ -158,3 +158,54 @@ def test_shares_are_cut_by_weight_not_by_count():
     assert len(chunks[0]) < 100  # so few files: a third by count would be 1,667
     rest = [sum(c) for c in chunks[1:]]
     assert max(rest) - min(rest) <= 2 * 100_000  # each boundary within one item
+
+
+KILLED_BUILD = """
+import sys
+from pathlib import Path
+import sqlite_utils
+from labnote_index import parallel
+from labnote_index.schema import create_tables
+from tests.conftest import write_keys
+parallel.MIN_PART = 5
+db = sqlite_utils.Database(Path(sys.argv[1]))
+create_tables(db)
+items = [f"item-{n}" for n in range(40)] + ["wait"]
+print("started", flush=True)
+parallel.run_sharded(db, items, write_keys, ["build_info"], jobs=3)
+"""
+
+
+@pytest.mark.parametrize(
+    "method", [m for m in ("forkserver", "spawn") if m in multiprocessing.get_all_start_methods()]
+)
+def test_a_killed_build_closes_its_callers_pipes_within_seconds(tmp_path: Path, method: str):
+    """A caller that reads the build's output before reaping it (what
+    subprocess.run(capture_output=True) does) keeps the killed build a zombie:
+    its workers and their server must still exit and close the pipes."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = KILLED_BUILD.replace("jobs=3)", f"jobs=3, method={method!r})")
+    build = subprocess.Popen(
+        [sys.executable, "-c", script, str(tmp_path / "index.db")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert build.stdout is not None and build.stdout.readline() == b"started\n"
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".labnote-shards-*/shard-*.db")):  # workers at work
+        assert time.monotonic() < deadline and build.poll() is None, build.stderr
+        time.sleep(0.05)
+    time.sleep(0.5)
+    os.kill(build.pid, signal.SIGKILL)
+    started = time.monotonic()
+    try:
+        build.communicate(timeout=15)  # reads to EOF first, reaps after
+    except subprocess.TimeoutExpired:
+        build.stdout.close()
+        pytest.fail("the killed build's workers still hold its caller's pipes after 15 s")
+    assert time.monotonic() - started < 15
