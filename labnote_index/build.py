@@ -27,6 +27,7 @@ from typing import Any
 
 import sqlite_utils
 
+from . import interrupts
 from .cycles import store_cycles
 from .discover import DiscoveredFile, FoundFiles, classify, discover, named_files
 from .errors import LabnoteError
@@ -408,10 +409,12 @@ def _atomic_database(
         yield db
         conn.commit()
         conn.close()
-        try:
-            os.replace(tmp, db_path)
-        except OSError as exc:
-            raise IndexWriteError(f"cannot write the index {db_path}: {exc.strerror}") from exc
+        with interrupts.whole():  # replaced and said so, or neither
+            try:
+                os.replace(tmp, db_path)
+            except OSError as exc:
+                raise IndexWriteError(f"cannot write the index {db_path}: {exc.strerror}") from exc
+            interrupts.changed(f"the index {db_path} was replaced by a complete new one")
     except BaseException:
         conn.close()
         tmp.unlink(missing_ok=True)

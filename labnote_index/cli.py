@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 import json
+import signal
 import sqlite3
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import click
 
-from . import api, report
+from . import api, interrupts, report
 from .build import BuildResult
 from .errors import LabnoteError
 from .index_file import NoIndex
@@ -21,7 +23,7 @@ from .text import shown
 DEFAULT_DB = api.DEFAULT_DB
 
 # Exit codes a CI job can trust: 1 only ever means "findings".
-EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
 
 class Failed(click.ClickException):
@@ -41,14 +43,27 @@ ERRORS: dict[type[BaseException], str] = {
 
 
 class LabnoteGroup(click.Group):
-    """Maps every library error to one clear line and exit 2, and Ctrl-C to 130."""
+    """Maps every library error to one clear line and exit 2, Ctrl-C to 130 and
+    SIGTERM to 143, each saying what had been changed."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        interrupts.forget()
+        main = threading.current_thread() is threading.main_thread()
+        before = signal.signal(signal.SIGTERM, interrupts.raise_terminated) if main else None
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt:
-            click.echo("interrupted: no index was replaced", err=True)
-            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+        except KeyboardInterrupt as exc:
+            # Said as it is: what was changed for good before the signal, if anything.
+            done = interrupts.changes()
+            said = "; ".join(shown(d) for d in done) + "; nothing else was changed"
+            click.echo(
+                f"interrupted: {said if done else 'nothing was changed (no index was replaced)'}",
+                err=True,
+            )
+            terminated = isinstance(exc, interrupts.Terminated)
+            raise click.exceptions.Exit(
+                EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+            ) from None
         except NoIndex as exc:
             advice = "give REPO, or " if ctx.invoked_subcommand in ("check", "orphans") else ""
             build = "labnote-index build REPO --db FILE"
@@ -56,6 +71,9 @@ class LabnoteGroup(click.Group):
         except tuple(ERRORS) as exc:
             kind = next(k for k in ERRORS if isinstance(exc, k))
             raise Failed(ERRORS[kind].format(exc)) from exc
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
 
 
 def _db_option(func):
@@ -178,7 +196,7 @@ def build(
     Bad files are indexed as far as they can be read and reported by 'check':
     build itself exits 0 unless REPO cannot be read, --db names something that
     is not a labnote index, or the index cannot be written (exit 2); 130 when
-    interrupted, the previous index left as it was.
+    interrupted (143 for SIGTERM), saying whether the index had been replaced.
     The database is replaced only once the new index is complete. On an
     existing index of the same repository only files whose size or
     modification time changed are read again (--full reads everything).
@@ -266,7 +284,7 @@ def check(
     something was; 2 on a usage error, a configuration file it cannot follow
     (naming the key), an unreadable repository, a bad revision, no index at
     --db, a --db that is not a labnote index, or an index that cannot be
-    written or read; 130 when interrupted.
+    written or read; 130 when interrupted (143 for SIGTERM).
     """
     if no_db and repo is None:
         raise click.UsageError("--no-db needs REPO: there is no index to check otherwise")
@@ -522,7 +540,8 @@ def fix_command(
     strip a byte order mark. Never a packet.lock.json or a handoff packet,
     never through a symlink or outside REPO, never a record's text; a file two
     fixes want is left alone and reported. Exit 1 when there is something to
-    fix (or, with --apply, something could not be fixed), 0 otherwise.
+    fix (or, with --apply, something could not be fixed), 0 otherwise; 130
+    when interrupted (143 for SIGTERM), between two repairs, naming those made.
     """
     known = {c.id for c in api.catalogue(transitions=False) if c.fix}
     unknown = sorted(set(only) - known)

@@ -2,10 +2,13 @@
 
 Each repair belongs to one check (its SQL header says ``-- fix: ...``) and is
 planned from the index, never guessed: a value that cannot be derived is left
-and reported. Planning writes nothing. Applying writes each file atomically
-(a temporary file beside it, then a rename that never replaces anything) and
-undoes the moves of a repair that fails half-way, so every file is either as
-it was or as fixed.
+and reported. Planning writes nothing. A repair edits only the JSON tokens it
+is about, and the edited file must read back to the same values elsewhere.
+Applying makes each repair one step (signals wait until it is done), checks
+every path again as it operates (directories opened without following
+symlinks), links new content into place from a private directory (never
+replacing anything but the file as planned), and undoes the moves of a repair
+that fails half-way, so every file is either as it was or as fixed.
 
 Never: a packet.lock.json, anything in a handoff packet directory, a symlink
 (followed or written through), anything outside the repository, a record's
@@ -16,21 +19,25 @@ content text (summary, notes, artifact bodies), or a file two repairs want
 from __future__ import annotations
 
 import difflib
+import errno
 import json
 import os
 import re
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
+from . import interrupts
 from .formats import HANDOFF_MANIFEST, LEGACY_FIELDS, PACKET_LOCK, RECORD_TYPE_BY_DIRECTORY
-from .parse import UTF8_BOM, parse_json_bytes
+from .parse import UTF8_BOM, parse_json_bytes, top_level_members
 from .paths import parent_dir
+from .tempfiles import temp_name, temporary_directory
 from .text import shown
 
 # A file name an ID may become: no separator, nothing hidden, and short enough
@@ -49,7 +56,7 @@ class Repair:
     file: str  # the file the repair is for, repository-relative
     final: str  # where it ends up
     content: bytes | None = None  # its new content (None: unchanged)
-    before: bytes | None = None  # its content now, for the diff
+    before: bytes | None = None  # its content now (None: no file there yet)
     also: list[tuple[str, str]] = field(default_factory=list)  # other files moved with it
     notes: list[str] = field(default_factory=list)  # what was left, and why
     status: str = "planned"  # planned, applied, failed: <why>
@@ -169,53 +176,153 @@ def _refuse_conflicts(result: Plan) -> None:
 
 
 def apply(result: Plan, repo: Path) -> None:
-    """Carry out every planned repair; each ends ``applied`` or ``failed: <why>``."""
-    for repair in result.repairs:
+    """Carry out every planned repair; each ends ``applied`` or ``failed: <why>``.
+
+    A repair (its moves and its new content) is one step: Ctrl-C or SIGTERM
+    take effect between repairs, never inside one. New content is written
+    first into a private directory of this process at the repository's root
+    (named and marked as a build's temporary files are, so a killed fix's is
+    cleared away by the next), then linked into place."""
+    with ExitStack() as stack, _Tree(repo) as tree:
+        made: list[str] = []
+
+        def private() -> str:  # made when first needed: most repairs only move files
+            if not made:
+                made.append(stack.enter_context(temporary_directory("fix", repo)).name)
+            return made[0]
+
+        for repair in result.repairs:
+            with interrupts.whole():
+                try:
+                    _apply(repair, tree, private)
+                    repair.status = "applied"
+                    interrupts.changed(f"repaired {repair.file} [{repair.check}]")
+                except OSError as exc:
+                    repair.status = f"failed: {exc.strerror or exc} (its files are as they were)"
+
+
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class _Tree:
+    """The repository's files, reached through directory descriptors opened one
+    path component at a time, never following a symlink: a directory that
+    becomes a symlink while fix runs is refused at the moment of the operation
+    (the plan's checks are not trusted to still hold)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+
+    def __enter__(self) -> _Tree:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.root)
+
+    @contextmanager
+    def directory(self, path: str, create: bool = False) -> Iterator[int]:
+        """A descriptor of the directory ``path`` (repository-relative, "" the root)."""
+        opened: list[int] = []
+        current = self.root
         try:
-            _apply(repair, repo)
-            repair.status = "applied"
-        except OSError as exc:
-            repair.status = f"failed: {exc.strerror or exc} (its files are as they were)"
+            walked = []
+            for part in path.split("/") if path else []:
+                walked.append(part)
+                try:
+                    current = os.open(part, _DIRECTORY, dir_fd=current)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    os.mkdir(part, 0o777, dir_fd=current)
+                    current = os.open(part, _DIRECTORY, dir_fd=current)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                        where = "/".join(walked)
+                        raise OSError(exc.errno, f"{where} is a symlink: never followed") from exc
+                    raise
+                opened.append(current)
+            yield current
+        finally:
+            for fd in opened:
+                os.close(fd)
+
+    def move(self, source: str, target: str) -> None:
+        """Rename ``source`` to ``target`` without ever replacing what is there."""
+        if source == target:
+            return
+        with (
+            self.directory(parent_dir(source)) as src,
+            self.directory(parent_dir(target), create=True) as dst,
+        ):
+            name = source.rsplit("/", 1)[-1]
+            if not stat.S_ISREG(os.stat(name, dir_fd=src, follow_symlinks=False).st_mode):
+                raise OSError(errno.EINVAL, f"{source} is no longer a regular file")
+            os.link(
+                name,
+                target.rsplit("/", 1)[-1],
+                src_dir_fd=src,
+                dst_dir_fd=dst,
+                follow_symlinks=False,
+            )  # fails, rather than replace, if something is there
+            os.unlink(name, dir_fd=src)
+
+    def read(self, path: str) -> bytes:
+        with self.directory(parent_dir(path)) as parent:
+            fd = os.open(path.rsplit("/", 1)[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=parent)
+            with open(fd, "rb") as handle:
+                return handle.read()
 
 
-def _apply(repair: Repair, repo: Path) -> None:
-    done: list[tuple[Path, Path]] = []
+def _apply(repair: Repair, tree: _Tree, private: Callable[[], str]) -> None:
+    done: list[tuple[str, str]] = []
     try:
         for moved_from, moved_to in repair.also:
-            _move(repo / moved_from, repo / moved_to)
-            done.append((repo / moved_from, repo / moved_to))
-        source, final = repo / repair.file, repo / repair.final
+            tree.move(moved_from, moved_to)
+            done.append((moved_from, moved_to))
         if repair.content is None:
-            _move(source, final)
+            tree.move(repair.file, repair.final)
             return
-        final.parent.mkdir(parents=True, exist_ok=True)
-        temp = final.with_name(f".{final.name}.{os.getpid()}.fix")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        try:
-            with open(fd, "wb") as handle:
-                handle.write(repair.content)
-            os.chmod(temp, stat.S_IMODE(os.lstat(source).st_mode) if source.exists() else 0o644)
-            if final == source or not source.exists():
-                os.replace(temp, final)
-            else:
-                os.link(temp, final)  # fails, rather than replace, if something is there
-                os.unlink(source)
-        finally:
-            temp.unlink(missing_ok=True)
+        _write(repair, tree, private)
     except OSError:
         for back_to, moved in reversed(done):  # back as it was
-            os.link(moved, back_to)
-            os.unlink(moved)
+            tree.move(moved, back_to)
         raise
 
 
-def _move(source: Path, target: Path) -> None:
-    """Rename without ever replacing what is at ``target``."""
-    if source == target:
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.link(source, target)
-    os.unlink(source)
+def _write(repair: Repair, tree: _Tree, private: Callable[[], str]) -> None:
+    """Put the repair's content at ``final`` (in place of ``file``), through a
+    temporary file in the private directory; refused if ``file`` changed since
+    the plan was made."""
+    assert repair.content is not None
+    exists = repair.before is not None  # None: no file there when planned
+    if exists and tree.read(repair.file) != repair.before:
+        raise OSError(errno.EAGAIN, f"{repair.file} changed since the fix was planned")
+    name = temp_name("fix")
+    with tree.directory(private()) as temp_dir:
+        fd = os.open(
+            name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=temp_dir
+        )
+        try:
+            with open(fd, "wb") as handle:
+                handle.write(repair.content)
+                if exists:
+                    with tree.directory(parent_dir(repair.file)) as src:
+                        mode = os.stat(
+                            repair.file.rsplit("/", 1)[-1], dir_fd=src, follow_symlinks=False
+                        ).st_mode
+                    os.fchmod(handle.fileno(), stat.S_IMODE(mode))
+            with tree.directory(parent_dir(repair.final), create=True) as final_dir:
+                final = repair.final.rsplit("/", 1)[-1]
+                if exists and repair.final == repair.file:  # the file it was checked to be
+                    os.replace(name, final, src_dir_fd=temp_dir, dst_dir_fd=final_dir)
+                else:  # a link fails, rather than replace, if something is there
+                    os.link(name, final, src_dir_fd=temp_dir, dst_dir_fd=final_dir)
+                    if exists:
+                        with tree.directory(parent_dir(repair.file)) as src:
+                            os.unlink(repair.file.rsplit("/", 1)[-1], dir_fd=src)
+        finally:
+            with suppress(FileNotFoundError):
+                os.unlink(name, dir_fd=temp_dir)
 
 
 def _read(repo: Path, path: str) -> bytes:
@@ -233,11 +340,56 @@ def _renamed(check: str, file: str, final: str, repo: Path) -> Repair | Refusal:
     return Refusal(check, file, f"{final} exists already")
 
 
-def _retarget_string(raw: bytes, old: str, new: str) -> bytes | None:
-    """The file with the one JSON string ``old`` written as ``new``, formatting kept;
-    None when it is not there exactly once."""
-    before, after = json.dumps(old).encode(), json.dumps(new).encode()
-    return raw.replace(before, after) if raw.count(before) == 1 else None
+def _token_edit(
+    raw: bytes,
+    *,
+    keys: dict[str, str] | None = None,
+    values: dict[str, Any] | None = None,
+    first: dict[str, Any] | None = None,
+) -> bytes | str:
+    """``raw`` with only the JSON tokens a repair is about changed: the keys named
+    in ``keys`` renamed, the values of those in ``values`` written anew, the
+    members ``first`` put before all others; every other byte as it was.
+
+    The result is read back and must hold the same values as before everywhere
+    else, or the edit is refused: the reason (str) instead of the bytes."""
+    keys, values, first = keys or {}, values or {}, first or {}
+    bom = raw.startswith(UTF8_BOM)
+    text = raw[len(UTF8_BOM) :].decode("utf-8") if bom else raw.decode("utf-8")
+    members = top_level_members(text)
+    if members is None:
+        return "not one JSON object"
+    written = Counter(m.key for m in members)
+    twice = sorted(k for k in {*keys, *values} if written[k] > 1)
+    if twice:
+        return f"{', '.join(twice)} is written more than once"
+    edits: list[tuple[int, int, str]] = []
+    for m in members:
+        if m.key in keys:
+            edits.append((m.key_start, m.key_end, _token(keys[m.key])))
+        if m.key in values:
+            edits.append((m.value_start, m.value_end, _token(values[m.key])))
+    if first:
+        opening = text.index("{") + 1
+        gap = text[opening : members[0].key_start] if members else ""
+        head = (", " if not gap else "," + gap).join(
+            f"{_token(k)}: {_token(v)}" for k, v in first.items()
+        )
+        at = members[0].key_start if members else opening
+        edits.append((at, at, head + ("," + (gap or " ") if members else "")))
+    for start, end, token in sorted(edits, reverse=True):
+        text = text[:start] + token + text[end:]
+    content = (UTF8_BOM if bom else b"") + text.encode("utf-8")
+    before, _, _, _ = parse_json_bytes(raw, fast=False)
+    after, error, _, _ = parse_json_bytes(content, fast=False)
+    expected = {**first, **{keys.get(k, k): values.get(k, v) for k, v in before.items()}}
+    if error or after != expected:
+        return "the edit would change more than its field"
+    return content
+
+
+def _token(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
 # ---- the fixes, one per check
@@ -270,36 +422,38 @@ def _canonical_names(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair |
         record_type = data.get("record_type")
         rt = directory if record_type is None else None
         name = record_type if isinstance(record_type, str) else (rt.name if rt else None)
-        renamed: dict[str, Any] = {}
+        keys: dict[str, str] = {}
+        first: dict[str, Any] = {}
         notes = []
         if "record_type" not in data:
             if rt is None:
                 notes.append("record_type: the directory does not say which; add it by hand")
             else:
-                renamed["record_type"] = rt.name
-                renamed.setdefault("schema_version", data.get("schema_version", 1))
+                first["record_type"] = rt.name
+                if "schema_version" not in data:
+                    first["schema_version"] = 1
         for key, value in data.items():
             legacy = LEGACY_FIELDS.get(key)
-            if legacy is None or name not in legacy[0] or key in renamed:
-                renamed.setdefault(key, value)
+            if legacy is None or name not in legacy[0] or key in first:
                 continue
             canonical = legacy[1]
-            if canonical in data:
+            if canonical in data or canonical in first:
                 notes.append(
                     f"{key}: {canonical} is there too; which one stands is a person's call"
                 )
-                renamed[key] = value
             elif canonical == "created_at" and not (
                 isinstance(value, str) and _TIMESTAMP.match(value)
             ):
                 notes.append(f"{key}: {value!r} is not an RFC 3339 timestamp for {canonical}")
-                renamed[key] = value
             else:
-                renamed[canonical] = value
-        if list(renamed.items()) == list(data.items()):
+                keys[key] = canonical
+        if not keys and not first:
             yield Refusal("legacy_spelling", file, "; ".join(notes) or "nothing to derive")
             continue
-        content = (json.dumps(renamed, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        content = _token_edit(raw, keys=keys, first=first)
+        if isinstance(content, str):
+            yield Refusal("legacy_spelling", file, f"cannot be rewritten safely ({content})")
+            continue
         yield Repair("legacy_spelling", file, file, content, raw, notes=notes)
 
 
@@ -341,9 +495,9 @@ def _into_bucket(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Ref
                 and (repo / artifact).is_file()
             ):
                 raw = _read(repo, file)
-                content = _retarget_string(raw, artifact, moved)
-                if content is None:
-                    reason = f"{row['artifact_field']} is written more than once: fix it by hand"
+                content = _token_edit(raw, values={row["artifact_field"]: moved})
+                if isinstance(content, str):
+                    reason = f"{row['artifact_field']}: {content}; fix it by hand"
                     yield Refusal("lifecycle_bucket", file, reason)
                     continue
                 repair.also.append((artifact, moved))
@@ -399,5 +553,5 @@ def _regenerate_views(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair 
     )
     for row in rows:
         path = repo / row["path"]
-        before = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
+        before = path.read_bytes() if path.is_file() and not path.is_symlink() else None
         yield Repair("view_stale", row["path"], row["path"], row["content"].encode(), before)

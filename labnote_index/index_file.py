@@ -31,6 +31,22 @@ class NoIndex(NotAnIndex):
     """Nothing at all where an index should be."""
 
 
+def has_index_header(path: Path) -> bool:
+    """Whether a file begins with the SQLite header of a labnote index (our
+    application_id): from its first 100 bytes, without opening it as a database."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with open(fd, "rb") as handle:
+        header = handle.read(100)
+    return (
+        len(header) == 100
+        and header.startswith(SQLITE_MAGIC)
+        and int.from_bytes(header[68:72], "big") == APPLICATION_ID
+    )
+
+
 def is_labnote_index(path: Path) -> bool:
     """Whether a regular file is a labnote index: our application_id in its SQLite
     header, or (an index made before there was one) our build_info table."""

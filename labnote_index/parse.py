@@ -415,3 +415,80 @@ def as_text(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return json.dumps(value)
+
+
+class Member(NamedTuple):
+    """One member of a JSON object as written: its key, and where the key's string
+    token and the value's text begin and end (character offsets)."""
+
+    key: str
+    key_start: int
+    key_end: int
+    value_start: int
+    value_end: int
+
+
+_JSON_SPACE = " \t\n\r"
+
+
+def top_level_members(text: str) -> list[Member] | None:
+    """The members of the one JSON object ``text`` is, in the order written (a key
+    written twice is listed twice); None when it is not one object. Nested values
+    are skipped in one pass, without recursion: only where they end is wanted."""
+    try:
+        i = _skip_space(text, 0)
+        if text[i : i + 1] != "{":
+            return None
+        members: list[Member] = []
+        i = _skip_space(text, i + 1)
+        while text[i : i + 1] != "}":
+            if text[i : i + 1] != '"':
+                return None
+            key, key_end = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+            colon = _skip_space(text, key_end)
+            if text[colon : colon + 1] != ":":
+                return None
+            start = _skip_space(text, colon + 1)
+            end = _value_end(text, start)
+            members.append(Member(key, i, key_end, start, end))
+            i = _skip_space(text, end)
+            if text[i : i + 1] == ",":
+                i = _skip_space(text, i + 1)
+            elif text[i : i + 1] != "}":
+                return None
+        return members if _skip_space(text, i + 1) == len(text) else None
+    except (ValueError, IndexError):
+        return None
+
+
+def _skip_space(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _JSON_SPACE:
+        i += 1
+    return i
+
+
+def _value_end(text: str, i: int) -> int:
+    """Where the JSON value written from ``i`` ends (depth counted, strings scanned)."""
+    depth = 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            i = json.decoder.scanstring(text, i + 1)[1]  # type: ignore[attr-defined]
+        elif c in "[{":
+            depth, i = depth + 1, i + 1
+        elif c in "]}":
+            depth, i = depth - 1, i + 1
+        elif c in ",:" or c in _JSON_SPACE:
+            if depth == 0:
+                raise ValueError("no value here")
+            i += 1
+        else:  # a number, true, false or null
+            j = i
+            while j < len(text) and text[j] not in ",]}:" and text[j] not in _JSON_SPACE:
+                j += 1
+            i = j
+        if depth < 0:
+            raise ValueError("unbalanced")
+        if depth == 0:
+            return i
+    raise ValueError("unterminated value")

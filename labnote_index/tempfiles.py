@@ -2,7 +2,10 @@
 can tell them apart and clear away those whose owner died (SIGKILL, a power cut).
 
 A name is ``.labnote-<kind>-<pid>-<token>[-<suffix>]``: the owner's process ID
-says whether it can still be in use. Nothing else is ever removed.
+says whether it can still be in use. A name is not proof enough (a repository
+may hold a file named so): a file is removed only when it is a labnote index
+(its SQLite header says so), a directory only when it holds the marker file
+written into it at its creation. Nothing else is ever removed.
 """
 
 from __future__ import annotations
@@ -16,7 +19,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-_OURS = re.compile(r"^\.labnote-(tmp|shards|rev)-(\d+)-[0-9a-f]{8}(-.*)?$")
+from .index_file import has_index_header
+
+_OURS = re.compile(r"^\.labnote-(tmp|shards|rev|fix)-(\d+)-[0-9a-f]{8}(-.*)?$")
+# In every temporary directory of ours, holding the directory's own name.
+MARKER = ".labnote-temporary"
 
 
 def temp_name(kind: str, suffix: str = "") -> str:
@@ -48,13 +55,27 @@ def remove_abandoned(directory: Path | str) -> list[str]:
             continue
         try:
             if entry.is_dir(follow_symlinks=False):
+                if not _marked(Path(entry.path)):
+                    continue
                 shutil.rmtree(entry.path)
-            else:
+            elif entry.is_file(follow_symlinks=False) and has_index_header(Path(entry.path)):
                 os.unlink(entry.path)
+            else:
+                continue
         except OSError:
             continue  # another build got there first, or it is not ours to remove
         removed.append(entry.name)
     return removed
+
+
+def _marked(directory: Path) -> bool:
+    """Whether a directory holds our marker, naming it (a regular file, not a link)."""
+    try:
+        fd = os.open(directory / MARKER, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with open(fd, "rb") as handle:
+        return handle.read(300) == directory.name.encode() + b"\n"
 
 
 @contextmanager
@@ -66,6 +87,9 @@ def temporary_directory(kind: str, parent: Path | str | None = None) -> Iterator
     path = parent / temp_name(kind)
     path.mkdir(mode=0o700)
     try:
+        fd = os.open(path / MARKER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with open(fd, "wb") as handle:
+            handle.write(path.name.encode() + b"\n")
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)

@@ -18,7 +18,7 @@ from labnote_index.cli import cli
 from labnote_index.fix import PLANNERS
 from labnote_index.registry_views import render_views, write_views
 
-from .conftest import Repo, cli_as, git, open_copy
+from .conftest import Repo, cli_as, findings_of, git, open_copy
 
 
 def tree_hash(root: Path) -> str:
@@ -239,3 +239,122 @@ def test_an_id_too_long_for_a_file_name_is_refused_and_the_rest_repaired(repo: R
         assert "too long for a file name" in refused[packets[0]]
         assert renamed in {r["file"] for r in report["repairs"]}
     assert not (repo.root / renamed).exists() and (repo.root / packets[1]).is_file()
+
+
+def test_a_fix_edits_only_the_token_it_repairs(repo: Repo):
+    """The artifact path written with \\/ escapes and its text again in notes: the
+    path is retargeted, notes untouched; a number written 1e400 stays 1e400."""
+    answered = repo.first("registry/messages/answered/*.json")
+    data = repo.load(answered)
+    data["status"] = "closed"
+    artifact = data["path"]
+    data["notes"] = artifact  # the same text, in a field no fix may touch
+    text = json.dumps(data, indent=2).replace(
+        f'"path": {json.dumps(artifact)}', '"path": "' + artifact.replace("/", "\\/") + '"'
+    )
+    assert "\\/" in text
+    repo.write(answered, text)
+    visit = repo.first("registry/visits/*/*.json")
+    data = repo.load(visit)
+    data = {("visitor_family" if k == "session_family" else k): v for k, v in data.items()}
+    raw = json.dumps(data, indent=4)[:-1] + ',\n    "weight": 1e400\n}'
+    repo.write(visit, raw)
+    result = fix(repo.root, "--apply")
+    assert result.exit_code == 0, result.output
+    moved = answered.replace("/answered/", "/closed/")
+    fixed = repo.load(moved)
+    assert fixed["notes"] == artifact  # untouched
+    assert fixed["path"] != artifact and (repo.root / fixed["path"]).is_file()
+    assert not (repo.root / artifact).exists()
+    after = (repo.root / visit).read_text()
+    assert '"weight": 1e400' in after and "Infinity" not in after
+    assert after == raw.replace('"visitor_family"', '"session_family"')  # one token changed
+    left = {f["check"] for f in findings_of(repo.index()) if f["file"] == visit}
+    assert not left & {"legacy_spelling", "file_unreadable", "json_strict"}, left
+
+
+def test_an_edit_that_would_change_another_value_is_refused():
+    from labnote_index.fix import _token_edit
+
+    raw = b'{"a": 1, "visitor_family": "x", "b": [1, {"c": "}"}]}'
+    edited = _token_edit(raw, keys={"visitor_family": "session_family"})
+    assert edited == b'{"a": 1, "session_family": "x", "b": [1, {"c": "}"}]}'
+    assert _token_edit(b'{"p": 1, "p": 2}', values={"p": 3}) == "p is written more than once"
+    assert _token_edit(b"[1]", values={"p": 3}) == "not one JSON object"
+    first = _token_edit(b'{\n  "a": 1\n}', first={"record_type": "visit"})
+    assert first == b'{\n  "record_type": "visit",\n  "a": 1\n}'
+    assert _token_edit(b"{}", first={"record_type": "tag"}) == b'{"record_type": "tag"}'
+
+
+def close_answered(root: Path) -> list[tuple[Path, Path]]:
+    """Every answered message marked closed (lifecycle_bucket: record and artifact
+    move together); each record and its artifact, as they are now."""
+    pairs = []
+    for record in sorted((root / "registry/messages/answered").glob("*.json")):
+        data = json.loads(record.read_text())
+        data["status"] = "closed"
+        record.write_text(json.dumps(data, indent=2))
+        pairs.append((record, root / data["path"]))
+    return pairs
+
+
+def test_a_directory_swapped_for_a_symlink_after_planning_is_never_followed(
+    repo: Repo, tmp_path: Path
+):
+    from labnote_index import fix as fixes
+
+    close_answered(repo.root)
+    planned = fixes.plan(repo.index(), repo.root, {"lifecycle_bucket"})
+    assert planned.repairs
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    closed = repo.root / "registry/messages/closed"
+    closed.mkdir(exist_ok=True)
+    closed.rmdir()
+    closed.symlink_to(outside, target_is_directory=True)  # after the plan's checks
+    fixes.apply(planned, repo.root)
+    assert list(outside.iterdir()) == []  # nothing went out through it
+    assert all(r.status.startswith("failed:") and "symlink" in r.status for r in planned.repairs)
+    assert all(r.file in repo.files("registry/messages/answered/*.json") for r in planned.repairs)
+    artifacts = [repo.load(r.file)["path"] for r in planned.repairs]
+    assert all((repo.root / a).is_file() for a in artifacts)  # moves undone
+
+
+def test_sigterm_during_apply_leaves_whole_repairs_and_says_which(tmp_path: Path):
+    """Each repair (record and artifact together) is made or not; no temporary
+    file stays; what the message says was repaired is what was."""
+    import signal
+    import subprocess
+    import sys
+
+    from bench.generate import generate
+
+    root = tmp_path / "repo"
+    generate(root, packets=300)
+    pairs = close_answered(root)
+    db = tmp_path / "index.db"
+    assert li.build(root, db).findings["error"] >= len(pairs)
+    command = [sys.executable, "-m", "labnote_index", "fix", str(root), "--apply"]
+    fixing = subprocess.Popen(
+        [*command, "--check", "lifecycle_bucket", "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    while fixing.poll() is None and all(record.exists() for record, _ in pairs):
+        pass  # the first repair is being made
+    fixing.send_signal(signal.SIGTERM)
+    _, err = fixing.communicate(timeout=60)
+    assert fixing.returncode == 143, err
+    moved = {r for r, a in pairs if not r.exists()}
+    assert 0 < len(moved) < len(pairs), "the signal did not land while repairs were made"
+    for record, artifact in pairs:
+        closed = record.parent.parent / "closed" / record.name
+        if record in moved:  # record and artifact both moved, the record naming its artifact
+            assert closed.is_file() and not artifact.exists()
+            assert (root / json.loads(closed.read_text())["path"]).is_file()
+        else:
+            assert record.is_file() and artifact.is_file() and not closed.exists()
+        said = f"repaired {record.relative_to(root).as_posix()} [lifecycle_bucket]"
+        assert (said in err) == (record in moved), err
+    assert [p.name for p in root.iterdir() if p.name.startswith(".labnote")] == []

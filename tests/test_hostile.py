@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -254,23 +255,39 @@ def test_building_commands_refuse_an_index_that_is_not_theirs(history: Repo, tmp
 
 
 def test_killed_builds_leave_nothing_a_later_build_keeps(sample_repo: Repo, tmp_path: Path):
-    from labnote_index.tempfiles import temp_name
+    from labnote_index.index_file import APPLICATION_ID
+    from labnote_index.tempfiles import MARKER, temp_name
 
     work = tmp_path / "work"
     work.mkdir()
     ghost = subprocess.Popen(["true"])  # a process that is gone
     ghost.wait()
-    left_file = work / temp_name("tmp", "index.db").replace(str(os.getpid()), str(ghost.pid))
-    left_file.write_bytes(b"x" * 1000)
-    left_dir = work / temp_name("shards").replace(str(os.getpid()), str(ghost.pid))
+
+    def dead(kind: str, suffix: str = "") -> Path:
+        return work / temp_name(kind, suffix).replace(str(os.getpid()), str(ghost.pid))
+
+    left_file = dead("tmp", "index.db")  # a half-written index: its header is there
+    conn = sqlite3.connect(left_file)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute("CREATE TABLE half (x)")
+    conn.close()
+    left_dir = dead("shards")
     (left_dir / "inner").mkdir(parents=True)
+    (left_dir / MARKER).write_text(left_dir.name + "\n")
     alive = work / temp_name("tmp", "busy.db")  # this process's: still in use
     alive.write_bytes(b"")
     mine = work / ".labnote-tmp-notes.txt"  # not a name we make: never touched
     mine.write_text("keep me")
+    # Named as a dead build's would be, but not made by a build: a user's files.
+    named_file = dead("tmp", "notes.db")
+    named_file.write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)  # another program's
+    named_dir = dead("rev")
+    (named_dir / MARKER).mkdir(parents=True)  # a marker that is not our file
+    (named_dir / "keep.txt").write_text("keep me")
     build_index(sample_repo.root, work / "index.db")
     assert not left_file.exists() and not left_dir.exists()
     assert alive.exists() and mine.read_text() == "keep me"
+    assert named_file.is_file() and (named_dir / "keep.txt").read_text() == "keep me"
 
 
 def descendants(pid: int) -> set[int]:

@@ -517,3 +517,37 @@ def test_prepared_inserts_build_the_index_sqlite_utils_builds(
             )
             build_index(target.root, target.db_path, full=True)
         assert table_contents(target.db_path) == fast
+
+
+def test_ctrl_c_right_after_the_index_is_replaced_says_it_was(repo: Repo):
+    """A signal that lands once the new index is in place (while the command
+    still prints) must not be answered with "no index was replaced"."""
+    import signal
+    import subprocess
+    import sys
+
+    repo.index().close()
+    said = []
+    for attempt in range(3):
+        repo.edit(repo.first("registry/packets/*/*.json"), notes=f"edit {attempt}")
+        inode = repo.db_path.stat().st_ino
+        command = [sys.executable, "-m", "labnote_index", "build", str(repo.root)]
+        build = subprocess.Popen(
+            [*command, "--db", str(repo.db_path), "--full"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        while build.poll() is None and repo.db_path.stat().st_ino == inode:
+            pass  # the moment the new index is renamed into place
+        if build.poll() is None:
+            build.send_signal(signal.SIGINT)
+        _, err = build.communicate(timeout=60)
+        assert repo.db_path.stat().st_ino != inode  # it was replaced
+        if build.returncode == 130:
+            said.append(err)
+            assert "no index was replaced" not in err, err
+            assert f"the index {repo.db_path} was replaced by a complete new one" in err, err
+        else:
+            assert build.returncode == 0, err  # it had finished
+    assert said, "no signal arrived before the build exited: nothing was tried"

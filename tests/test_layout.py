@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "labnote_index"
 
 # Bottom to top. A module may import modules of its own layer or of layers below.
 LAYERS = [
-    ("utilities", {"errors", "text", "progress", "tempfiles"}),
+    ("utilities", {"errors", "text", "progress", "interrupts"}),
     ("read", {"paths", "parse", "formats", "settings", "markdown", "discover"}),
     ("model", {"models", "handoff"}),
     (
@@ -25,6 +25,7 @@ LAYERS = [
             "parallel",
             "registry_views",
             "index_file",
+            "tempfiles",
             "build",
         },
     ),
