@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import threading
+import weakref
 import webbrowser
 from pathlib import Path
 from typing import Any
 
 from datasette.app import Datasette
+from datasette.database import Database
 
 from .errors import LabnoteError
 from .plugin.facets import CountedFacet
 from .schema import METADATA_DATABASE, described_index
+from .tempfiles import new_directory, temp_name
 
 
 def load_metadata(database: str = METADATA_DATABASE) -> dict[str, Any]:
@@ -39,17 +44,52 @@ SETTINGS = {
 
 
 def make_datasette(db_path: Path) -> Datasette:
-    """Datasette over the index, immutable (opened read-only, never written)."""
+    """Datasette over the index, immutable (opened read-only, never written).
+
+    Datasette's threads each connect on first use, so a server given the index's
+    name would read whatever file has that name by then: a build replacing it
+    meanwhile would split its answers over two indexes. It is given a name of
+    its own for the file instead (``pinned``), which a build never replaces."""
     db_path = Path(db_path)
-    datasette = Datasette(
-        immutables=[str(db_path)],
-        metadata=load_metadata(db_path.stem),
-        settings=SETTINGS,
-    )
+    datasette = Datasette(metadata=load_metadata(db_path.stem), settings=SETTINGS)
+    path = pinned(db_path, datasette)
+    datasette.add_database(Database(datasette, str(path), is_mutable=False), name=db_path.stem)
+    datasette.remove_database("_memory")  # added for a Datasette given no files
     # The installed templates do not change while a server runs: Jinja need not
     # stat each of a page's templates again on every request.
     datasette.jinja_env.auto_reload = False
     return datasette
+
+
+def pinned(db_path: Path, owner: Datasette) -> Path:
+    """A name of this process's own for the index file as it is now, kept until
+    ``release(owner)`` (or this process's exit): a hard link beside it (named as
+    temporary files are, so one left by a killed server is cleared away by the
+    next build), or where its directory cannot take one, a private copy in the
+    system's temporary directory."""
+    link = db_path.parent / temp_name("serve", db_path.name)
+    try:
+        os.link(db_path, link, follow_symlinks=False)
+    except OSError:
+        copy = new_directory("serve") / db_path.name
+        shutil.copyfile(db_path, copy)
+        owner._labnote_release = weakref.finalize(  # type: ignore[attr-defined]
+            owner, shutil.rmtree, copy.parent, ignore_errors=True
+        )
+        return copy
+    owner._labnote_release = weakref.finalize(owner, _unlink, link)  # type: ignore[attr-defined]
+    return link
+
+
+def release(datasette: Datasette) -> None:
+    """Let go of the index file a server was pinned to."""
+    finalizer = getattr(datasette, "_labnote_release", None)
+    if finalizer is not None:
+        finalizer()
+
+
+def _unlink(path: Path) -> None:
+    path.unlink(missing_ok=True)
 
 
 class ServeError(LabnoteError):
@@ -83,4 +123,7 @@ def serve(db_path: Path, host: str, port: int, open_browser: bool = False) -> No
         threading.Timer(1.0, webbrowser.open, [url]).start()
     print(f"Serving {db_path} at {url} (Ctrl-C to stop)", flush=True)
     server = uvicorn.Server(uvicorn.Config(datasette.app(), log_level="warning"))
-    server.run(sockets=[sock])
+    try:
+        server.run(sockets=[sock])
+    finally:
+        release(datasette)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .index_file import has_index_header
 
-_OURS = re.compile(r"^\.labnote-(tmp|shards|rev|fix)-(\d+)-[0-9a-f]{8}(-.*)?$")
+_OURS = re.compile(r"^\.labnote-(tmp|shards|rev|fix|serve)-(\d+)-[0-9a-f]{8}(-.*)?$")
 # In every temporary directory of ours, holding the directory's own name.
 MARKER = ".labnote-temporary"
 
@@ -78,18 +78,30 @@ def _marked(directory: Path) -> bool:
         return handle.read(300) == directory.name.encode() + b"\n"
 
 
-@contextmanager
-def temporary_directory(kind: str, parent: Path | str | None = None) -> Iterator[Path]:
-    """A private directory of this process in ``parent`` (default: the system's
-    temporary directory), removed afterwards; what dead builds left there first."""
+def new_directory(kind: str, parent: Path | str | None = None) -> Path:
+    """A fresh, private directory of this process in ``parent`` (default: the
+    system's temporary directory), marked as ours; the caller removes it."""
     parent = Path(parent if parent is not None else tempfile.gettempdir())
-    remove_abandoned(parent)
     path = parent / temp_name(kind)
     path.mkdir(mode=0o700)
     try:
         fd = os.open(path / MARKER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with open(fd, "wb") as handle:
             handle.write(path.name.encode() + b"\n")
+    except BaseException:
+        shutil.rmtree(path, ignore_errors=True)
+        raise
+    return path
+
+
+@contextmanager
+def temporary_directory(kind: str, parent: Path | str | None = None) -> Iterator[Path]:
+    """A private directory of this process in ``parent`` (default: the system's
+    temporary directory), removed afterwards; what dead builds left there first."""
+    parent = Path(parent if parent is not None else tempfile.gettempdir())
+    remove_abandoned(parent)
+    path = new_directory(kind, parent)
+    try:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)

@@ -578,3 +578,39 @@ def test_record_table_pages_look_up_no_labels_they_would_not_show(index: Path):
         assert "where file in" not in page.text, table  # the labels' query
     refs = asyncio.run(run("/sample/refs?_trace=1"))
     assert "where file in" in refs.text  # its files labelled with their record IDs
+
+
+def test_a_server_answers_from_the_index_it_opened_after_a_rebuild():
+    """Datasette's threads connect on first use: a thread that connects after a
+    build replaced the file must still read the index the server opened."""
+    import tempfile
+
+    from bench.generate import generate
+    from labnote_index.serve import SETTINGS, make_datasette, release
+
+    with tempfile.TemporaryDirectory() as work:
+        root, db_path = Path(work) / "repo", Path(work) / "index.db"
+        generate(root, packets=12)
+        build_index(root, db_path)
+        count = sqlite_utils.Database(db_path)["packets"].count
+        datasette = make_datasette(db_path)
+        query = "/index.json?sql=select+count(*)+from+packets&_shape=array&n={}"
+
+        async def counts(n: int) -> list[int]:
+            pages = await asyncio.gather(*(datasette.client.get(query.format(i)) for i in range(n)))
+            assert all(p.status_code == 200 for p in pages), pages[0].text
+            return [page.json()[0]["count(*)"] for page in pages]
+
+        async def run() -> tuple[list[int], list[int]]:
+            first = await counts(1)  # one thread has connected
+            shutil.rmtree(root)
+            generate(root, packets=30)  # more packets, and a new file at db_path
+            build_index(root, db_path, full=True)
+            return first, await counts(12 * SETTINGS["num_sql_threads"])
+
+        first, after = asyncio.run(run())
+        assert sqlite_utils.Database(db_path)["packets"].count > count  # replaced
+        assert first == [count] and set(after) == {count}, after
+        assert len(list(Path(work).glob(".labnote-serve-*"))) == 1  # its own name for it
+        release(datasette)
+        assert list(Path(work).glob(".labnote-serve-*")) == []  # let go with the server
