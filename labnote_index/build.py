@@ -5,7 +5,7 @@ repository files -> discover -> load (parse, validate, rows) -> sqlite-utils
 
 The database is written to a temporary file beside the target and moved into
 place only when complete. On an existing index of the same repository the
-build is incremental: only files whose size or modification time changed are
+build is incremental: only files whose size, times or inode changed are
 read again, rows of deleted files are dropped, and everything derived
 (references, artifacts, packet files, views, findings) is worked out again, so
 the result equals a full rebuild.
@@ -43,6 +43,7 @@ from .files import (
 from .formats import RECORD_TYPES
 from .index_file import APPLICATION_ID, check_index_path
 from .parallel import MIN_PART, default_jobs, run_sharded, start_workers_early
+from .parse import same_file
 from .paths import Sandbox, displayable, lstat_key, parent_dir
 from .progress import SILENT, Progress
 from .resolve import delete_in, resolve_references
@@ -51,7 +52,7 @@ from .tempfiles import remove_abandoned, temp_name
 from .text import findings_phrase, plural
 
 # Bump when the tables change: an index of another format is rebuilt in full.
-INDEX_FORMAT = 6
+INDEX_FORMAT = 7
 
 
 # Tables holding rows made from one file, and the column naming that file
@@ -322,13 +323,16 @@ def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:
 def _changes(
     db: sqlite_utils.Database, sandbox: Sandbox, found: Sequence[DiscoveredFile]
 ) -> tuple[Sequence[DiscoveredFile], list[str]]:
-    """Files to read again (new, or size/mtime changed) and paths no longer there.
+    """Files to read again (new; size, times or inode changed; or changed too close
+    to the last build to tell) and paths no longer there.
 
     Both sides are in path order (the walk sorts what it found; the files
     table's key orders its rows, UTF-8 bytes and code points alike), so they
     are compared in one pass, a row at a time: no copy of the stored rows."""
     to_read, removed = FoundFiles(), []
-    stored = db.execute("SELECT path, kind, size, mtime_ns FROM files ORDER BY path")
+    stored = db.execute(
+        "SELECT path, kind, size, mtime_ns, ctime_ns, inode, sha256 FROM files ORDER BY path"
+    )
     row = next(stored, None)
     for item in found:
         while row is not None and row[0] < item.path:
@@ -338,7 +342,13 @@ def _changes(
         if row is not None and row[0] == item.path:
             before, row = row[1:], next(stored, None)
         key = item.stat or lstat_key(sandbox.root / item.path)
-        if key is None or key.is_link or before != (item.kind, key.size, key.mtime_ns):
+        if (
+            key is None
+            or key.is_link
+            or before is None
+            or before[0] != item.kind
+            or not same_file(sandbox.root / item.path, key, before[1:5], before[5])
+        ):
             to_read.append(item)  # new (nothing stored), changed, gone, or a symlink
     while row is not None:
         removed.append(row[0])

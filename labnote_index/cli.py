@@ -198,8 +198,8 @@ def build(
     is not a labnote index, or the index cannot be written (exit 2); 130 when
     interrupted (143 for SIGTERM), saying whether the index had been replaced.
     The database is replaced only once the new index is complete. On an
-    existing index of the same repository only files whose size or
-    modification time changed are read again (--full reads everything).
+    existing index of the same repository only files whose size, times or
+    inode changed are read again (--full reads everything).
     Many files to read are shared out among processes (--jobs).
     The repository's configuration file (see 'check --show-settings') chooses
     what is left out and how each check reports; --isolated ignores it.

@@ -11,14 +11,13 @@ repository).
 from __future__ import annotations
 
 import os
-import stat
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple, overload
 
 from .formats import GENERATED_VIEWS, HANDOFF_MANIFEST, PACKET_LOCK, template_role
-from .paths import FileStat
+from .paths import FileStat, file_stat
 
 REGISTRY = "registry"
 # The kind of a directory that could not be listed.
@@ -65,6 +64,8 @@ class FoundFiles(Sequence[DiscoveredFile]):
         self.flags = bytearray()
         self.sizes = array("q")
         self.mtimes = array("q")
+        self.ctimes = array("q")
+        self.inodes = array("q")
         for found in files:
             self.append(found)
 
@@ -76,11 +77,15 @@ class FoundFiles(Sequence[DiscoveredFile]):
             self.flags.append(0)
             self.sizes.append(0)
             self.mtimes.append(0)
+            self.ctimes.append(0)
+            self.inodes.append(0)
         else:
             flags = _HAS_STAT | (_IS_LINK if key.is_link else 0)
             self.flags.append(flags | (_IS_REGULAR if key.is_regular else 0))
             self.sizes.append(key.size)
             self.mtimes.append(key.mtime_ns)
+            self.ctimes.append(key.ctime_ns)
+            self.inodes.append(key.inode)
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -100,6 +105,7 @@ class FoundFiles(Sequence[DiscoveredFile]):
                 self.flags[index],
             )
             part.sizes, part.mtimes = self.sizes[index], self.mtimes[index]
+            part.ctimes, part.inodes = self.ctimes[index], self.inodes[index]
             return part
         flags = self.flags[index]
         key = None
@@ -109,6 +115,8 @@ class FoundFiles(Sequence[DiscoveredFile]):
                 self.mtimes[index],
                 bool(flags & _IS_LINK),
                 bool(flags & _IS_REGULAR),
+                self.ctimes[index],
+                self.inodes[index],
             )
         return DiscoveredFile(self.paths[index], KINDS[self.kinds[index]], key)
 
@@ -121,6 +129,8 @@ class FoundFiles(Sequence[DiscoveredFile]):
         ordered.flags = bytearray(self.flags[i] for i in order)
         ordered.sizes = array("q", (self.sizes[i] for i in order))
         ordered.mtimes = array("q", (self.mtimes[i] for i in order))
+        ordered.ctimes = array("q", (self.ctimes[i] for i in order))
+        ordered.inodes = array("Q", (self.inodes[i] for i in order))
         return ordered
 
 
@@ -214,10 +224,7 @@ def discover(
                     listed = True  # a registry or packet behind a link: reported
                 if listed:
                     try:
-                        st = entry.stat(follow_symlinks=False)
-                        key = FileStat(
-                            st.st_size, st.st_mtime_ns, is_link, stat.S_ISREG(st.st_mode)
-                        )
+                        key = file_stat(entry.stat(follow_symlinks=False))
                     except OSError:  # gone since the listing: the loader says so
                         key = None
                     kind = SYMLINKED_DIRECTORY if linked_dir else classify(rel)

@@ -2,8 +2,9 @@
 the targets of Markdown links.
 
 Both are refreshed the same way on a full and an incremental build: a file
-whose size and modification time are as stored keeps its row; anything else
-is read again. Paths are never followed out of the repository: a symlink whose
+whose size, times and inode are as stored keeps its row (one that changed too
+close to being read to tell is compared by content); anything else is read
+again. Paths are never followed out of the repository: a symlink whose
 target lies outside is reported, not read.
 """
 
@@ -19,15 +20,18 @@ import sqlite_utils
 from .formats import SAFE_PATH_RE
 from .markdown import link_rows
 from .parallel import run_sharded
-from .parse import NotRegularFile, hash_file, read_error
+from .parse import NotRegularFile, hash_file, read_error, same_file
 from .paths import (
     HIDDEN,
     INSIDE,
     OUTSIDE,
+    FileStat,
     Sandbox,
     displayable,
+    file_stat,
     git_ignored,
     in_git_work_tree,
+    kept_ctime,
     lstat_key,
     parent_dir,
 )
@@ -43,6 +47,7 @@ ARTIFACT_STATUS = {FileNotFoundError: "missing", NotRegularFile: "not_a_file"}
 
 def artifact_row(sandbox: Sandbox, path: str, ignored: bool = False) -> dict[str, Any]:
     row: dict[str, Any] = {"path": path, "status": None, "size": None, "mtime_ns": None}
+    row.update(ctime_ns=None, inode=None)
     row.update(sha256=None, body=None, links=None)
     if not SAFE_PATH_RE.match(path):
         row["status"] = "unsafe"  # never touched on disk
@@ -53,6 +58,7 @@ def artifact_row(sandbox: Sandbox, path: str, ignored: bool = False) -> dict[str
         row["status"] = "missing"
         return row
     row["size"], row["mtime_ns"] = key.size, key.mtime_ns
+    row["ctime_ns"], row["inode"] = kept_ctime(key), key.inode
     where = sandbox.place(path, key.is_link)
     if where != INSIDE:
         row["status"] = "hidden" if where == HIDDEN else "escapes"
@@ -82,10 +88,10 @@ def refresh_artifacts(db: sqlite_utils.Database, sandbox: Sandbox, jobs: int = 1
     size benchmarked)."""
     stale = [
         path
-        for path, size, mtime_ns, status in db.execute(
-            "SELECT path, size, mtime_ns, status FROM artifacts"
+        for path, size, mtime_ns, ctime_ns, inode, status, sha256 in db.execute(
+            "SELECT path, size, mtime_ns, ctime_ns, inode, status, sha256 FROM artifacts"
         )
-        if not _unchanged(sandbox, path, size, mtime_ns, status)
+        if not _unchanged(sandbox, path, (size, mtime_ns, ctime_ns, inode), status, sha256)
     ]
     gone = [
         path
@@ -150,22 +156,26 @@ class ArtifactWriter:
 def artifacts_unchanged(db: sqlite_utils.Database, sandbox: Sandbox) -> bool:
     """Whether every stored artifact row still describes what is on disk (the
     records naming them being unchanged too, no other artifact is wanted)."""
-    rows = db.execute("SELECT path, size, mtime_ns, status FROM artifacts")
-    return all(_unchanged(sandbox, *row) for row in rows)
+    rows = db.execute("SELECT path, size, mtime_ns, ctime_ns, inode, status, sha256 FROM artifacts")
+    return all(_unchanged(sandbox, row[0], row[1:5], row[5], row[6]) for row in rows)
 
 
-def _unchanged(sandbox: Sandbox, path: str, size: int, mtime_ns: int, status: str) -> bool:
-    """Whether a stored artifact row still describes what is on disk (asked of
-    every artifact on every incremental build, so one lstat and no more)."""
+def _unchanged(
+    sandbox: Sandbox, path: str, stored: tuple[Any, ...], status: str, sha256: str | None
+) -> bool:
+    """Whether a stored artifact row (its size, times and inode) still describes
+    what is on disk (asked of every artifact on every incremental build, so one
+    lstat and no more)."""
     if status == "unsafe":
         return True  # decided by the path text alone
-    key = lstat_key(sandbox.path(path))
+    full = sandbox.path(path)
+    key = lstat_key(full)
     if key is None:
-        return status == "missing" and mtime_ns is None
+        return status == "missing" and stored[1] is None
     if key.is_link:
         return False  # a symlink is resolved again on every build
     return (
-        (key.size, key.mtime_ns) == (size, mtime_ns)
+        same_file(full, key, tuple(stored), sha256)
         and status == "ok"
         and sandbox.dir_inside(parent_dir(path))
     )
@@ -192,11 +202,13 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
         if entry is None:
             continue  # no longer there
         row: dict[str, Any] = {"packet_dir": key[0], "path": key[1], "size": None}
-        row.update(mtime_ns=None, sha256=None, error=entry if isinstance(entry, str) else None)
+        row.update(mtime_ns=None, ctime_ns=None, inode=None, sha256=None)
+        row["error"] = entry if isinstance(entry, str) else None
         if not isinstance(entry, str):
             try:
                 hashed = hash_file(entry.path)
-                row.update(size=hashed.size, mtime_ns=entry.mtime_ns, sha256=hashed.sha256)
+                row.update(size=hashed.size, sha256=hashed.sha256, mtime_ns=entry.key.mtime_ns)
+                row.update(ctime_ns=kept_ctime(entry.key), inode=entry.key.inode)
             except OSError as exc:
                 row["error"] = read_error(exc)
         fresh.append(row)
@@ -212,7 +224,7 @@ def packet_files_unchanged(db: sqlite_utils.Database, sandbox: Sandbox) -> bool:
 
 class _Found(NamedTuple):
     path: str
-    mtime_ns: int
+    key: FileStat
 
 
 def _packet_file_changes(
@@ -222,16 +234,17 @@ def _packet_file_changes(
     to hash (new, or its size or time changed), why it cannot be hashed (when
     that is not what is stored already), or None when it is no longer there."""
     stored = {
-        (packet_dir, path): (size, mtime_ns, error)
-        for packet_dir, path, size, mtime_ns, error in db.execute(
-            "SELECT packet_dir, path, size, mtime_ns, error FROM handoff_files"
+        (packet_dir, path): (size, mtime_ns, ctime_ns, inode, error, sha256)
+        for packet_dir, path, size, mtime_ns, ctime_ns, inode, error, sha256 in db.execute(
+            "SELECT packet_dir, path, size, mtime_ns, ctime_ns, inode, error, sha256 "
+            "FROM handoff_files"
         )
     }
     seen: set[tuple[str, str]] = set()
 
     def unreadable(key: tuple[str, str], why: str) -> bool:
         seen.add(key)
-        return stored.get(key) != (None, None, why)
+        return stored.get(key) != (None, None, None, None, why, None)
 
     for packet_dir in packet_dirs(db):
         top = sandbox.path(packet_dir)
@@ -269,15 +282,19 @@ def _packet_file_changes(
                         if unreadable(key, why):
                             yield key, why
                         continue
-                    st = entry.stat(follow_symlinks=False)
+                    st = file_stat(entry.stat(follow_symlinks=False))
                 except OSError as exc:
                     if unreadable(key, read_error(exc)):
                         yield key, read_error(exc)
                     continue
                 seen.add(key)
                 before = stored.get(key)
-                if before is None or before[:2] != (st.st_size, st.st_mtime_ns) or before[2]:
-                    yield key, _Found(entry.path, st.st_mtime_ns)
+                if (
+                    before is None
+                    or before[4]
+                    or not same_file(entry.path, st, before[:4], before[5])
+                ):
+                    yield key, _Found(entry.path, st)
     for key in stored.keys() - seen:
         yield key, None
 

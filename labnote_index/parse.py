@@ -132,6 +132,22 @@ def universal_newlines(raw: bytes) -> bytes:
     return raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in raw else raw
 
 
+def same_file(full: Path | str, key: Any, stored: tuple[Any, ...], sha256: str | None) -> bool:
+    """Whether a file, as ``key`` (a paths.FileStat) finds it now, is what a stored
+    row of (size, mtime_ns, ctime_ns, inode) and ``sha256`` describes. A row
+    whose change time was not kept (the file changed too close to being read to
+    tell) is settled by its content, as git settles a racily clean entry."""
+    size, mtime_ns, ctime_ns, inode = stored
+    if (key.size, key.mtime_ns, key.inode) != (size, mtime_ns, inode):
+        return False
+    if ctime_ns is not None:
+        return bool(key.ctime_ns == ctime_ns)
+    try:
+        return sha256 is not None and hash_file(full).sha256 == sha256
+    except OSError:
+        return False
+
+
 def hash_file(path: Path | str, keep_up_to: int = 0) -> Hashed:
     """Size and sha256 of a regular file, read in chunks; its content too when it is
     no bigger than ``keep_up_to`` bytes (otherwise None). Raises OSError

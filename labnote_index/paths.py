@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -116,21 +117,52 @@ class Sandbox:
 
 
 class FileStat(NamedTuple):  # a tuple: one is made for every file, every build
-    """What a build compares to tell whether a file changed: the path itself, unfollowed."""
+    """What a build compares to tell whether a file changed: the path itself,
+    unfollowed. Size and modification time alone miss an edit that keeps both
+    (same length, ``touch -r``); the change time and inode catch it, as git's
+    and rsync's comparisons do."""
 
     size: int
     mtime_ns: int
     is_link: bool
     is_regular: bool = False  # a regular file itself (not through a symlink)
+    ctime_ns: int = 0
+    inode: int = 0
+
+
+_SIGNED_64 = 2**63 - 1
+
+
+def file_stat(st: os.stat_result) -> FileStat:
+    mode = st.st_mode
+    return FileStat(
+        st.st_size,
+        st.st_mtime_ns,
+        stat.S_ISLNK(mode),
+        stat.S_ISREG(mode),
+        st.st_ctime_ns,
+        st.st_ino & _SIGNED_64,  # an SQLite integer (inode numbers may use all 64 bits)
+    )
 
 
 def lstat_key(path: Path | str) -> FileStat | None:
     """The FileStat of the path itself, or None when nothing is there."""
     try:
-        st = os.lstat(path)
+        return file_stat(os.lstat(path))
     except OSError:
         return None
-    return FileStat(st.st_size, st.st_mtime_ns, stat.S_ISLNK(st.st_mode), stat.S_ISREG(st.st_mode))
+
+
+# A file changed this close to the moment it was looked at may change again
+# within the file system's timestamp granularity with none of its times showing
+# it (git's "racily clean" entries): its change time is not kept, so that the
+# next build reads it again.
+RACY_NS = 2_000_000_000
+
+
+def kept_ctime(key: FileStat) -> int | None:
+    """The change time to store for a file just looked at (None: read it again next time)."""
+    return None if time.time_ns() - max(key.mtime_ns, key.ctime_ns) < RACY_NS else key.ctime_ns
 
 
 def _git(root: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:

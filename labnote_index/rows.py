@@ -38,7 +38,7 @@ from .parse import (
     read_record_file,
     universal_newlines,
 )
-from .paths import FileStat, Sandbox, displayable, lstat_key, parent_dir, storable
+from .paths import FileStat, Sandbox, displayable, kept_ctime, lstat_key, parent_dir, storable
 from .schema import Inserts
 
 # Per record type, worked out once: its columns, and its reference fields with
@@ -111,6 +111,7 @@ class FileLoader:
         key = None if _outside(path) else found.stat or lstat_key(full)
         if key is not None:
             file_row["size"], file_row["mtime_ns"] = key.size, key.mtime_ns
+            file_row["ctime_ns"], file_row["inode"] = kept_ctime(key), key.inode
         problem = self._unreadable(path, found.kind, full, key)
         if problem:
             file_row["error"] = problem

@@ -73,11 +73,11 @@ def pinned(db_path: Path, owner: Datasette) -> Path:
     except OSError:
         copy = new_directory("serve") / db_path.name
         shutil.copyfile(db_path, copy)
-        owner._labnote_release = weakref.finalize(  # type: ignore[attr-defined]
+        owner._labnote_release = weakref.finalize(
             owner, shutil.rmtree, copy.parent, ignore_errors=True
         )
         return copy
-    owner._labnote_release = weakref.finalize(owner, _unlink, link)  # type: ignore[attr-defined]
+    owner._labnote_release = weakref.finalize(owner, _unlink, link)
     return link
 
 

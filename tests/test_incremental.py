@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 from pathlib import Path
 
+import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
@@ -187,3 +190,33 @@ def test_builds_import_only_what_they_use(repo: Repo):
     full, nothing_to_do = loaded
     assert "datasette" not in full and "uvicorn" not in full and "pydantic" in full
     assert nothing_to_do == "[]"
+
+
+@pytest.mark.parametrize("racy", [False, True], ids=["by-change-time", "racily-clean"])
+def test_an_edit_keeping_size_and_modification_time_is_read_again(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, racy: bool
+):
+    """Same length, modification time put back (touch -r): the change time and
+    inode tell (by-change-time); a file read within the timestamp granularity
+    of its last change is compared by content (racily-clean, git's rule)."""
+    from labnote_index import paths
+
+    if not racy:
+        monkeypatch.setattr(paths, "RACY_NS", 0)  # every change time is kept
+    packet = repo.first("registry/packets/*/*.json")
+    build_index(repo.root, repo.db_path)
+    stored = sqlite_utils.Database(repo.db_path)["files"].get(packet)
+    assert (stored["ctime_ns"] is None) == racy
+    path = repo.root / packet
+    before = path.stat()
+    text = path.read_text()
+    status = json.loads(text)["status"]
+    edited = text.replace(f'"status": "{status}"', f'"status": "{"x" * len(status)}"')
+    assert len(edited) == len(text) and edited != text
+    path.write_text(edited)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # touch -r
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    again = build_index(repo.root, repo.db_path)
+    assert again.incremental and again.reread == 1
+    full = build_index(repo.root, tmp_path / "full.db", full=True)
+    assert again.findings == full.findings and sum(full.findings.values()) >= 1
