@@ -8,7 +8,7 @@ Each function takes paths and returns plain typed values; errors are
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import partial
@@ -393,10 +393,11 @@ def fix(
     )
 
 
-def annotation_prefix(root: Path | None) -> str:
+def annotation_prefix(root: Path | None, warn: Callable[[str], None] | None = None) -> str:
     """What goes before a repository-relative path in GitHub annotations and SARIF
-    (paths from the top of the git work tree holding ``root``)."""
-    return git.path_prefix(root) if root is not None else ""
+    (paths from the top of the git work tree holding ``root``); ``warn`` is told
+    when git refuses the repository (another user's)."""
+    return git.path_prefix(root, warn) if root is not None else ""
 
 
 def repository_of(db: Path | str) -> Path | None:

@@ -68,6 +68,13 @@ class LabnoteGroup(click.Group):
             advice = "give REPO, or " if ctx.invoked_subcommand in ("check", "orphans") else ""
             build = "labnote-index build REPO --db FILE"
             raise Failed(f"{exc}: {advice}run '{build}' first") from exc
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
+                raise Failed(ERRORS[sqlite3.DatabaseError].format(exc)) from exc
+            raise Failed(
+                "cannot write an index: the disk is full: free space, or give --db (and "
+                "TMPDIR, for the temporary indexes of --no-db and --base) a disk with room"
+            ) from exc
         except tuple(ERRORS) as exc:
             kind = next(k for k in ERRORS if isinstance(exc, k))
             raise Failed(ERRORS[kind].format(exc)) from exc
@@ -324,7 +331,7 @@ def check(
         click.echo(report.findings_json(rows))
     elif fmt in ("github", "sarif"):
         root = repo if repo is not None else api.repository_of(db_path)
-        prefix = api.annotation_prefix(root)
+        prefix = api.annotation_prefix(root, lambda m: click.echo(f"warning: {m}", err=True))
         if fmt == "sarif":
             click.echo(report.findings_sarif(rows, api.catalogue(), prefix))
         elif rows:

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import LabnoteError
+from .paths import git_environment, run_git
 from .tempfiles import temporary_directory
 
 
@@ -29,26 +30,49 @@ class RevisionNotFound(RevisionError):
     """No such revision in the repository (or an empty one)."""
 
 
+class RevisionRefused(RevisionError):
+    """Git refuses the repository itself (it belongs to another user)."""
+
+
+class NotAGitRepository(RevisionError):
+    """The directory is in no git repository."""
+
+
 def _git(repo: Path, *args: str) -> bytes:
+    """git's output for ``repo`` and nothing else; what git refused, said plainly."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(repo), *args], capture_output=True, check=False, timeout=300
-        )
+        done = run_git(repo, *args)
     except FileNotFoundError as exc:
         raise RevisionError("git is not installed: comparing revisions needs it") from exc
     if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise RevisionError(f"git {' '.join(args)}: {message[-1] if message else 'failed'}")
+        raise _refusal(repo, args, done.stderr.decode("utf-8", "replace"))
     return done.stdout
 
 
-def path_prefix(repo: Path) -> str:
+def _refusal(repo: Path, args: tuple[str, ...], stderr: str) -> RevisionError:
+    if "dubious ownership" in stderr:
+        return RevisionRefused(
+            f"git refuses {repo}: dubious ownership (it belongs to another user than the "
+            f"one running this); if you trust it: git config --global --add safe.directory "
+            f"{os.path.realpath(repo)}"
+        )
+    if "not a git repository" in stderr:
+        return NotAGitRepository(f"{repo} is not a git repository")
+    lines = stderr.strip().splitlines()
+    return RevisionError(f"git {' '.join(args)}: {lines[-1] if lines else 'failed'}")
+
+
+def path_prefix(repo: Path, warn: Callable[[str], None] | None = None) -> str:
     """What goes before a repository-relative path for GitHub, which resolves
     annotation and SARIF paths against the top of the git work tree: REPO's place
-    in its work tree ("" at the top), or, outside git, relative to the current
-    directory."""
+    in its work tree ("" at the top), or, outside git (or where git refuses the
+    repository, which ``warn`` is told), relative to the current directory."""
     try:
         top = _git(Path(repo), "rev-parse", "--show-toplevel").decode().strip()
+    except RevisionRefused as exc:
+        if warn is not None:
+            warn(f"{exc}; paths are given from the current directory")
+        top = os.getcwd()
     except RevisionError:
         top = os.getcwd()
     rel = os.path.relpath(os.path.realpath(repo), os.path.realpath(top))
@@ -63,9 +87,11 @@ def resolve(repo: Path, rev: str) -> str:
         found = _git(
             repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
         )
+    except NotAGitRepository as exc:
+        raise RevisionError(f"{repo} is not a git repository: --base needs one") from exc
+    except RevisionRefused:
+        raise
     except RevisionError as exc:
-        if "not a git repository" in str(exc):
-            raise RevisionError(f"{repo} is not a git repository: --base needs one") from exc
         raise RevisionNotFound(f"no revision {rev!r} in {repo}") from exc
     return found.decode().strip()
 
@@ -104,6 +130,7 @@ def materialize(repo: Path, rev: str, dest: Path) -> None:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        env=git_environment(),
     )
     questions, answers = cat.stdin, cat.stdout
     if questions is None or answers is None:  # not so with PIPE; said for the type checker
@@ -155,31 +182,37 @@ def root_file_reader(repo: Path, rev: str) -> Callable[[str], bytes | None]:
 def _write_entry(
     dest: Path, parts: list[str], mode: bytes, content: bytes, made: set[Path]
 ) -> None:
-    """Write one file (or symlink) of a tree; never through a link or over a file."""
+    """Write one file (or symlink) of a tree; never through a link or over a file.
+    A name the tree holds twice keeps the first; any other failure (a full disk)
+    is a RevisionError: a revision read in part would give invented findings."""
     parent = dest
-    for part in parts[:-1]:  # each directory made here, a real one (not a link)
-        parent = parent / part
-        if parent in made:
-            continue
-        try:
-            os.mkdir(parent)
-        except FileExistsError:
-            if not stat.S_ISDIR(os.lstat(parent).st_mode):
-                return  # a file or link holds the name: the first one stands
-        except OSError:
-            return
-        made.add(parent)
-    target = parent / parts[-1]
     try:
-        if mode == b"120000":
-            os.symlink(os.fsdecode(content), target)
-            return
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(target, flags, 0o755 if mode == b"100755" else 0o644)
+        for part in parts[:-1]:  # each directory made here, a real one (not a link)
+            parent = parent / part
+            if parent in made:
+                continue
+            try:
+                os.mkdir(parent)
+            except (FileExistsError, NotADirectoryError):
+                if not stat.S_ISDIR(os.lstat(parent).st_mode):
+                    return  # a file or link holds the name: the first one stands
+            made.add(parent)
+        target = parent / parts[-1]
+        try:
+            if mode == b"120000":
+                os.symlink(os.fsdecode(content), target)
+                return
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(target, flags, 0o755 if mode == b"100755" else 0o644)
+        except (FileExistsError, NotADirectoryError):
+            return  # a path the tree names twice: the first one stands
         with open(fd, "wb") as handle:
             handle.write(content)
-    except OSError:
-        pass  # a path the tree names twice: the first one stands
+    except OSError as exc:
+        raise RevisionError(
+            f"cannot write the revision's files into {dest} ({exc.strerror or exc}): "
+            "free space there, or point TMPDIR at a directory with room"
+        ) from exc
 
 
 @contextmanager

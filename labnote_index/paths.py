@@ -165,15 +165,21 @@ def kept_ctime(key: FileStat) -> int | None:
     return None if time.time_ns() - max(key.mtime_ns, key.ctime_ns) < RACY_NS else key.ctime_ns
 
 
-def _git(root: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run git for ``root`` and nothing else: GIT_DIR and its kin, which git sets
-    for hooks, would point it at another repository. FileNotFoundError without git."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+def git_environment() -> dict[str, str]:
+    """This process's environment without GIT_DIR and its kin (git sets them for
+    hooks): with them, git would answer for another repository than the one named."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
+def run_git(
+    root: Path, *args: str, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run git for ``root`` and nothing else. FileNotFoundError without git."""
     return subprocess.run(
         ["git", "-C", str(root), *args],
         input=stdin,
         capture_output=True,
-        env=env,
+        env=git_environment(),
         timeout=300,
         check=False,
     )
@@ -182,7 +188,7 @@ def _git(root: Path, *args: str, stdin: bytes | None = None) -> subprocess.Compl
 def in_git_work_tree(root: Path) -> bool:
     """Whether ``root`` lies in a git work tree (where files can be ignored)."""
     try:
-        return _git(root, "rev-parse", "--is-inside-work-tree").stdout.strip() == b"true"
+        return run_git(root, "rev-parse", "--is-inside-work-tree").stdout.strip() == b"true"
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -196,7 +202,7 @@ def git_ignored(root: Path, paths: list[str]) -> set[str] | None:
         return set()
     try:
         stdin = "\0".join(paths).encode("utf-8", "surrogateescape")
-        done = _git(root, "check-ignore", "--stdin", "-z", stdin=stdin)
+        done = run_git(root, "check-ignore", "--stdin", "-z", stdin=stdin)
     except FileNotFoundError:
         return set()
     except (OSError, subprocess.TimeoutExpired):

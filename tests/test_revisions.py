@@ -251,3 +251,87 @@ def test_a_story_tells_what_changed_since_the_base(history: Repo):
         "This index holds one revision" in page.text
         and "Benchmarks, revised" not in (page.text[page.text.index("<h2>History</h2>") :])
     )
+
+
+def run_check(repo: Repo, *extra: str, env: dict[str, str] | None = None, db: bool = False):
+    """``check --base base`` in a process of its own (its environment is the point),
+    its index at ``repo.db_path`` (``db``) or a temporary one."""
+    import subprocess
+    import sys
+
+    where = ["--db", str(repo.db_path)] if db else ["--no-db"]
+    command = [sys.executable, "-m", "labnote_index", "check", str(repo.root), *where]
+    return subprocess.run(
+        [*command, "--base", "base", "--format", "json", *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+
+
+def test_git_dir_in_the_environment_does_not_redirect_the_base(history: Repo, tmp_path: Path):
+    """git sets GIT_DIR for hooks: a comparison must still read REPO's history."""
+    import os
+
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    (other / "x").write_text("x")
+    git(other, "add", "-A")
+    git(other, "commit", "-q", "-m", "another repository, no tag 'base'")
+    _delete(history)
+    plain = run_check(history)
+    assert plain.returncode == 1 and "record_deleted" in plain.stdout, plain.stderr
+    hooked = run_check(history, env={**os.environ, "GIT_DIR": str(other / ".git")})
+    assert (hooked.returncode, hooked.stdout) == (plain.returncode, plain.stdout), hooked.stderr
+
+
+def test_a_repository_git_refuses_is_said_so(history: Repo):
+    """Another user's repository: git refuses it (dubious ownership); the base
+    cannot be read (exit 2, saying why), and annotation paths are warned about."""
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("making a repository another user's needs root (chown)")
+    for path in [history.root, *history.root.rglob("*")]:
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+    env = {**os.environ, "HOME": str(history.root.parent)}  # no safe.directory of ours
+    refused = run_check(history, env=env)
+    assert refused.returncode == 2 and "dubious ownership" in refused.stderr, refused.stderr
+    assert "safe.directory" in refused.stderr and "no revision" not in refused.stderr
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "labnote_index", "check", str(history.root), "--no-db"]
+    annotated = subprocess.run(
+        [*command, "--format", "github"], capture_output=True, text=True, env=env
+    )
+    assert annotated.returncode == 1 and "warning: git refuses" in annotated.stderr
+
+
+def test_a_full_temporary_directory_while_reading_a_revision_is_exit_2(
+    history: Repo, tmp_path: Path
+):
+    """A revision written in part would give invented findings: any error
+    writing its files is exit 2, saying so."""
+    import os
+    import subprocess
+
+    _delete(history)
+    small = tmp_path / "small"
+    small.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(small)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small file system here: {mounted.stderr.decode().strip()}")
+    try:
+        full = run_check(history, env={**os.environ, "TMPDIR": str(small)}, db=True)
+        head_too = run_check(history, env={**os.environ, "TMPDIR": str(small)})  # --no-db
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+    assert head_too.returncode == 2 and "the disk is full" in head_too.stderr, head_too.stderr
+    assert "cannot read the index" not in head_too.stderr
+    assert full.returncode == 2, (full.returncode, full.stdout[:300], full.stderr)
+    assert "cannot write the revision's files" in full.stderr, full.stderr
+    assert "No space left on device" in full.stderr and "Traceback" not in full.stderr
