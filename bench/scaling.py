@@ -10,6 +10,11 @@ the two times is reported (near-linear: at most 12 for ten times the input).
 - derivation  a derivative_of chain N packets long
 - duplicates  N copies of one packet (each a duplicate_id finding)
 - lineage     `lineage` of the last packet of an N-long derivative_of chain
+- replies     `lineage` of a message with N replies (drawn to a bound in width)
+- locked      one locked handoff packet of N files, one of them drifted
+- superseded  N superseded versions of one role's milestone packet, and the newest
+- base-dups   `check --base` with N copies of one packet at base and at head
+- orphans     the story page of one packet, with N unresolved references elsewhere
 
     python bench/scaling.py [--sizes 1000 10000]
 """
@@ -17,7 +22,9 @@ the two times is reported (near-linear: at most 12 for ten times the input).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -110,13 +117,107 @@ def duplicates(root: Path, n: int) -> None:
         _write(root, f"registry/packets/2025/copy-{i}.json", _packet(0))
 
 
+def replies(root: Path, n: int) -> None:
+    _write(root, "registry/messages/open/20250301-ops-m0.json", _message(0, None))
+    for i in range(1, n + 1):
+        _write(
+            root, f"registry/messages/open/20250301-ops-m{i}.json", _message(i, "20250301-ops-m0")
+        )
+
+
+def _manifest(version: int, status: str) -> dict[str, Any]:
+    return {
+        "schema_version": "0.1",
+        "role": "architect",
+        "milestone": "m1",
+        "packet_version": f"packet-v{version:03d}",
+        "status": status,
+        "created_at": "2025-03-01",
+        "updated_at": "2025-03-01",
+        "summary": "scaling",
+        "documents": [],
+        "input_packets": [],
+        "source_scopes": [],
+        "handoff_to": [],
+        "open_questions": [],
+        "blocked": False,
+        "required_confirmations": [],
+    }
+
+
+PACKETS = "docs/workflow/roles/architect/reports/m1"
+
+
+def locked(root: Path, n: int) -> None:
+    base = f"{PACKETS}/packet-v001"
+    _write(root, f"{base}/handoff.manifest.json", _manifest(1, "ready_for_next_role"))
+    manifest = (root / base / "handoff.manifest.json").read_bytes()
+    files = [{"path": "handoff.manifest.json", "sha256": hashlib.sha256(manifest).hexdigest()}]
+    for i in range(n):
+        _write(root, f"{base}/part-{i}.md", f"part {i}\n")
+        digest = hashlib.sha256(b"drifted\n" if i == 0 else f"part {i}\n".encode()).hexdigest()
+        files.append({"path": f"part-{i}.md", "sha256": digest})
+    lock = {k: v for k, v in _manifest(1, "ready_for_next_role").items() if k in LOCK_FIELDS}
+    _write(root, f"{base}/packet.lock.json", lock | {"files": files})
+
+
+LOCK_FIELDS = ("schema_version", "role", "milestone", "packet_version", "status")
+
+
+def superseded(root: Path, n: int) -> None:
+    """N versions (numbered past packet-v999 where N asks for it), each superseded
+    by the next, and the newest a draft."""
+    for v in range(1, n + 2):
+        status = "superseded" if v <= n else "draft"
+        _write(root, f"{PACKETS}/packet-v{v:03d}/handoff.manifest.json", _manifest(v, status))
+
+
+def base_duplicates(root: Path, n: int) -> None:
+    duplicates(root, n)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "base"], ["tag", "base"]):
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=GIT)
+
+
+GIT = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    "HOME": "/nonexistent",
+    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+}
+
+
+def orphans(root: Path, n: int) -> None:
+    _write(root, "registry/packets/2025/20250301-ops-p0.json", _packet(0))
+    for i in range(1, n + 1):
+        packet = _packet(i, content_origin="model_generated", derivative_of=[f"gone-{i}"])
+        _write(root, f"registry/packets/2025/20250301-ops-p{i}.json", packet)
+
+
 SHAPES: dict[str, Callable[[Path, int], None]] = {
     "tags": tags,
     "thread": thread,
     "cycle": lambda root, n: thread(root, n, cycle=True),
     "derivation": derivation,
     "duplicates": duplicates,
+    "locked": locked,
+    "superseded": superseded,
 }
+# Shapes measured by a command other than a build and check of their own.
+QUERIED: dict[str, Callable[[Path, int], None]] = {
+    "lineage": derivation,
+    "replies": replies,
+    "base-dups": base_duplicates,
+    "orphans": orphans,
+}
+
+STORY = """
+import asyncio, sys
+from labnote_index.serve import make_datasette
+page = asyncio.run(make_datasette(sys.argv[1]).client.get(sys.argv[2]))
+assert page.status_code == 200, page.status_code
+"""
 
 
 def timed(command: list[str]) -> float:
@@ -127,13 +228,20 @@ def timed(command: list[str]) -> float:
 
 def measure(shape: str, n: int, work: Path) -> float:
     root = work / f"{shape}-{n}"
-    (SHAPES["derivation"] if shape == "lineage" else SHAPES[shape])(root, n)
+    (SHAPES.get(shape) or QUERIED[shape])(root, n)
     db = str(work / f"{shape}-{n}.db")
     cli = [sys.executable, "-m", "labnote_index"]
-    if shape == "lineage":
-        subprocess.run([*cli, "build", str(root), "--db", db], cwd=ROOT, capture_output=True)
-        return timed([*cli, "lineage", f"20250301-ops-p{n - 1}", "--db", db, "--format", "json"])
-    return timed([*cli, "check", str(root), "--db", db, "--jobs", "1", "--format", "json"])
+    check = [*cli, "check", str(root), "--db", db, "--jobs", "1", "--format", "json"]
+    if shape in SHAPES:
+        return timed(check)
+    if shape == "base-dups":
+        return timed([*check, "--base", "base"])
+    subprocess.run([*cli, "build", str(root), "--db", db], cwd=ROOT, capture_output=True)
+    if shape == "orphans":
+        page = f"/{Path(db).stem}/-/story?node=registry/packets/2025/20250301-ops-p0.json"
+        return timed([sys.executable, "-c", STORY, db, page])
+    start = f"20250301-ops-p{n - 1}" if shape == "lineage" else "20250301-ops-m0"
+    return timed([*cli, "lineage", start, "--db", db, "--format", "json"])
 
 
 def table(small: int, large: int) -> str:
@@ -143,7 +251,7 @@ def table(small: int, large: int) -> str:
         "| --- | ---: | ---: | ---: |",
     ]
     with tempfile.TemporaryDirectory() as tmp:
-        for shape in [*SHAPES, "lineage"]:
+        for shape in [*SHAPES, *QUERIED]:
             a, b = measure(shape, small, Path(tmp)), measure(shape, large, Path(tmp))
             lines.append(f"| {shape} | {a:.2f} | {b:.2f} | {b / a:.1f} |")
     return "\n".join(lines)

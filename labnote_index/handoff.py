@@ -10,6 +10,7 @@ packet's files, input_packets against the manifests).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
@@ -151,6 +152,7 @@ def manifest_rows(manifest: str, data: dict[str, Any], valid: bool) -> dict[str,
                 "summary",
             )
         },
+        "version_number": version_number(data.get("packet_version")),
         "schema_version": as_text(data.get("schema_version")),
         "blocked": data.get("blocked"),
         # Both kept as written: which shape said where the packet goes next.
@@ -184,6 +186,16 @@ def manifest_rows(manifest: str, data: dict[str, Any], valid: bool) -> dict[str,
             }
         )
     return {"handoff_packets": [packet], "handoff_documents": documents, "input_packets": inputs}
+
+
+_VERSION = re.compile(r"packet-v(\d{1,9})")
+
+
+def version_number(packet_version: Any) -> int | None:
+    """The number of a packet_version (``packet-v012`` is 12): versions are ordered
+    by it, as text ``packet-v1000`` would sort before ``packet-v999``."""
+    match = _VERSION.fullmatch(packet_version) if isinstance(packet_version, str) else None
+    return int(match.group(1)) if match else None
 
 
 def template_rows(manifest: str, data: dict[str, Any], valid: bool) -> dict[str, list[dict]]:

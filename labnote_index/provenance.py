@@ -120,26 +120,41 @@ def _nodes(db: sqlite_utils.Database, wanted: set[str]) -> dict[str, dict[str, A
     return found
 
 
-def _tree(db: sqlite_utils.Database, start: str, direction: str) -> list[dict[str, Any]]:
+def _tree(
+    db: sqlite_utils.Database, start: str, direction: str
+) -> tuple[list[dict[str, Any]], int]:
     """The branches reachable from ``start``, depth first, without recursion: a chain
-    is as long as the repository makes it. What lies beyond MAX_DEPTH levels or
-    MAX_NODES nodes is not drawn; the branch where it stops counts it in ``more``."""
+    is as long as the repository makes it; and how many of start's own branches
+    are not drawn. What lies beyond MAX_DEPTH levels, or once MAX_NODES nodes are
+    drawn (deep or wide: a message with 10,000 replies), is not drawn; the
+    branch where it stops counts it in ``more``."""
     links: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for this, other, field in _reachable(db, start, direction):
         links[this][other].append(field)
-    nodes = _nodes(db, {other for targets in links.values() for other in targets})
-    missing: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in db.query("SELECT * FROM lineage_missing WHERE direction = ?", [direction]):
-        missing[row["node"]].append(row)
+    reached = {other for targets in links.values() for other in targets}
+    nodes = _nodes(db, reached)
+    missing = _missing(db, reached | {start}, direction)
     shown: set[str] = {start}
     top: list[dict[str, Any]] = _missing_branches(missing[start], 1)
-    # Each frame: the links still to follow from a node, where its branches go, their depth.
-    frames = [(iter(sorted(links[start].items())), top, 1)]
+    not_drawn = 0
+    # Each frame: the links still to follow from a node, where its branches go,
+    # their depth, and the branch of the node (None for start).
+    frames: list[tuple[Iterator[tuple[str, list[str]]], list[dict[str, Any]], int, Any]] = [
+        (iter(sorted(links[start].items())), top, 1, None)
+    ]
     while frames:
-        pending, out, depth = frames[-1]
+        pending, out, depth, parent = frames[-1]
         step = next(pending, None)
         if step is None:
             frames.pop()
+            continue
+        if len(shown) > MAX_NODES:  # full: the rest of this level is counted, not drawn
+            rest = 1 + sum(1 for _ in pending)
+            frames.pop()
+            if parent is None:
+                not_drawn += rest
+            else:
+                parent["more"] += rest
             continue
         other, fields = step
         info = nodes.get(other, {})
@@ -164,8 +179,24 @@ def _tree(db: sqlite_utils.Database, start: str, direction: str) -> list[dict[st
             branch["more"] = len(links[other])  # not drawn: follow its own lineage
             continue
         children.extend(_missing_branches(missing[other], depth + 1))
-        frames.append((iter(sorted(links[other].items())), children, depth + 1))
-    return top
+        frames.append((iter(sorted(links[other].items())), children, depth + 1, branch))
+    return top, not_drawn
+
+
+def _missing(
+    db: sqlite_utils.Database, wanted: set[str], direction: str
+) -> dict[str, list[dict[str, Any]]]:
+    """The references from these nodes that name nothing (only theirs: an index
+    may hold 50,000 orphans elsewhere), by node."""
+    found: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    names = sorted(wanted)
+    for at in range(0, len(names), 500):
+        chunk = names[at : at + 500]
+        marks = ", ".join("?" * len(chunk))
+        sql = f"SELECT * FROM lineage_missing WHERE direction = ? AND node IN ({marks})"
+        for row in db.query(sql, [direction, *chunk]):
+            found[row["node"]].append(row)
+    return found
 
 
 def _missing_branches(rows: list[dict[str, Any]], depth: int) -> list[dict[str, Any]]:
@@ -210,7 +241,8 @@ def lineage(db: sqlite_utils.Database, key: str, direction: str = "both") -> dic
     }
     for d in ("up", "down"):
         if direction in (d, "both"):
-            result[d] = _tree(db, start, d)
+            result[d], not_drawn = _tree(db, start, d)
+            result[f"{d}_more"] = not_drawn  # start's own branches beyond the drawing
     return result
 
 

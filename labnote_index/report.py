@@ -177,6 +177,8 @@ def lineage_text(tree: dict[str, Any]) -> str:
             more = f" (+{b['more']} more, not drawn: ask for its own lineage)" if b["more"] else ""
             indent = "  " * b["depth"]
             lines.append(f"{indent}{shown(', '.join(b['via']))}: {describe(b)}{seen}{more}")
+        if tree.get(f"{d}_more"):
+            lines.append(f"  (+{tree[f'{d}_more']} more, not drawn: a lineage is bounded)")
     return "\n".join(lines)
 
 

@@ -39,14 +39,47 @@ def base_index(repo: Path, base: str, index: Indexer) -> Iterator[Path]:
         yield db_path
 
 
+# Records matched across the two revisions, one pair per record, the one place
+# that says how (the diff and every transition check select from it): by type
+# and ID where the ID is one file's on each side, and a duplicated ID's copies
+# only file by file. Pairing every copy with every other was quadratic (1,000
+# copies of one ID did not finish), and its pairs meant nothing: which copy
+# became which cannot be told. Copies are duplicate_id errors already.
+RECORD_PAIRS = """
+CREATE TEMP VIEW record_pairs AS
+WITH head_once AS (
+    SELECT record_type, record_id FROM main.records WHERE record_id IS NOT NULL
+    GROUP BY record_type, record_id HAVING count(*) = 1
+), base_once AS (
+    SELECT record_type, record_id FROM base.records WHERE record_id IS NOT NULL
+    GROUP BY record_type, record_id HAVING count(*) = 1
+)
+SELECT h.record_type, h.record_id, h.file AS head_file, b.file AS base_file
+FROM main.records h
+JOIN base.records b ON b.file = h.file AND b.record_type = h.record_type
+                   AND b.record_id = h.record_id
+UNION ALL
+SELECT h.record_type, h.record_id, h.file, b.file
+FROM head_once o
+JOIN base_once ob ON ob.record_type = o.record_type AND ob.record_id = o.record_id
+JOIN main.records h ON h.record_type = o.record_type AND h.record_id = o.record_id
+JOIN base.records b ON b.record_type = o.record_type AND b.record_id = o.record_id
+WHERE b.file != h.file
+"""
+
+
 @contextmanager
 def attached(db_path: Path, base_db: Path) -> Iterator[sqlite_utils.Database]:
+    """The head index with the base index attached as ``base``, and the pairs of
+    their records (``record_pairs``, a temporary view)."""
     db = sqlite_utils.Database(db_path)
     db.attach("base", base_db)
+    db.execute(RECORD_PAIRS)
     try:
         yield db
     finally:
         db.conn.commit()
+        db.execute("DROP VIEW temp.record_pairs")
         db.execute("DETACH DATABASE base")
         db.close()
 
@@ -72,16 +105,12 @@ pairs AS (
     SELECT h.record_type, h.record_id, h.key_kind, h.key, b.file AS base_file, h.file AS head_file,
            b.status AS base_status, h.status AS head_status, b.json AS base_json,
            h.json AS head_json
-    FROM head h JOIN old b
-      ON b.record_type = h.record_type AND b.key_kind = h.key_kind AND b.key = h.key
-),
-head_refs AS (
-    SELECT r.record_type, r.key_kind, r.key, x.field, x.target_id
-    FROM head r JOIN refs x ON x.source_file = r.file
-),
-base_refs AS (
-    SELECT r.record_type, r.key_kind, r.key, x.field, x.target_id
-    FROM old r JOIN base.refs x ON x.source_file = r.file
+    FROM record_pairs p JOIN head h ON h.file = p.head_file JOIN old b ON b.file = p.base_file
+    UNION ALL  -- a record without an ID is matched by its file
+    SELECT h.record_type, h.record_id, h.key_kind, h.key, b.file, h.file, b.status, h.status,
+           b.json, h.json
+    FROM head h JOIN old b ON b.file = h.file AND b.record_type = h.record_type
+    WHERE h.key_kind = 'file' AND b.key_kind = 'file'
 )
 SELECT 'added' AS change, record_type, record_id, file, NULL AS field, NULL AS before,
        status AS after, NULL AS base_json, NULL AS head_json
@@ -98,21 +127,19 @@ UNION ALL
 SELECT 'moved', record_type, record_id, head_file, NULL, base_file, head_file, NULL, NULL
 FROM pairs WHERE base_file != head_file
 UNION ALL
-SELECT 'reference added', h.record_type, p.record_id, p.head_file, h.field, NULL, h.target_id,
+SELECT 'reference added', p.record_type, p.record_id, p.head_file, x.field, NULL, x.target_id,
        NULL, NULL
-FROM head_refs h
-JOIN pairs p ON p.record_type = h.record_type AND p.key_kind = h.key_kind AND p.key = h.key
-WHERE NOT EXISTS (SELECT 1 FROM base_refs b
-                  WHERE b.record_type = h.record_type AND b.key_kind = h.key_kind
-                    AND b.key = h.key AND b.field = h.field AND b.target_id = h.target_id)
+FROM pairs p JOIN refs x ON x.source_file = p.head_file
+WHERE NOT EXISTS (SELECT 1 FROM base.refs y
+                  WHERE y.source_file = p.base_file AND y.field = x.field
+                    AND y.target_id = x.target_id)
 UNION ALL
-SELECT 'reference removed', b.record_type, p.record_id, p.head_file, b.field, b.target_id, NULL,
+SELECT 'reference removed', p.record_type, p.record_id, p.head_file, y.field, y.target_id, NULL,
        NULL, NULL
-FROM base_refs b
-JOIN pairs p ON p.record_type = b.record_type AND p.key_kind = b.key_kind AND p.key = b.key
-WHERE NOT EXISTS (SELECT 1 FROM head_refs h
-                  WHERE h.record_type = b.record_type AND h.key_kind = b.key_kind
-                    AND h.key = b.key AND h.field = b.field AND h.target_id = b.target_id)
+FROM pairs p JOIN base.refs y ON y.source_file = p.base_file
+WHERE NOT EXISTS (SELECT 1 FROM refs x
+                  WHERE x.source_file = p.head_file AND x.field = y.field
+                    AND x.target_id = y.target_id)
 UNION ALL
 SELECT 'edited', record_type, record_id, head_file, NULL, NULL, NULL, base_json, head_json
 FROM pairs WHERE json(head_json) IS NOT json(base_json)

@@ -420,6 +420,7 @@ def _create_handoff_tables(db: sqlite_utils.Database) -> None:
             "created_at": str,
             "updated_at": str,
             "summary": str,
+            "version_number": int,
             "schema_version": str,
             "blocked": bool,
             "handoff_to": str,
@@ -557,14 +558,17 @@ def create_indexes(db: sqlite_utils.Database) -> None:
     db.table("validation_errors").create_index(["error_type"])
     db.table("legacy_fields").create_index(["file"])
     db.table("handoff_packets").create_index(["manifest"])
-    db.table("handoff_packets").create_index(["role", "milestone"])
+    # handoff_superseded seeks a newer version of the same role and milestone:
+    # with the version in the index, one seek, however many versions there are.
+    db.table("handoff_packets").create_index(["role", "milestone", "version_number"])
     db.table("handoff_files").create_index(["packet_dir", "path"])
     db.table("handoff_documents").create_index(["packet_dir"])
     db.table("input_packets").create_index(["consumer"])
     db.table("input_packets").create_index(["upstream"])
     db.table("input_packets").create_index(["manifest"])
     db.table("packet_locks").create_index(["packet_dir"])
-    db.table("locked_files").create_index(["lock_file"])
+    # handoff_lock_drift asks, for each file of a packet, whether its lock lists it.
+    db.table("locked_files").create_index(["lock_file", "path"])
     db.table("changes").create_index(["file"])
     db.table("changes").create_index(["record_type", "record_id"])
     _index_browsed_columns(db)

@@ -17,6 +17,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,18 @@ from labnote_index.api import build as build_index
 from labnote_index.cli import cli
 from labnote_index.parse import MAX_DEPTH
 
-from .conftest import ROOT, SAMPLE_REPO, Calls, Repo, cli_as, findings_of, open_copy, run_diff
+from .conftest import (
+    ROOT,
+    SAMPLE_REPO,
+    Calls,
+    Repo,
+    cli_as,
+    fetch,
+    findings_of,
+    git,
+    open_copy,
+    run_diff,
+)
 
 LATE_REPLY = "registry/messages/open/20260912-gemini-late-reply.json"
 PACKET = "registry/packets/2026/20260903-maria-ops-retention-question.json"
@@ -763,3 +775,96 @@ def test_a_served_index_stays_whole_while_builds_run_and_are_killed(tmp_path: Pa
     finally:
         server.terminate()
         server.wait(10)
+
+
+def vm_steps(db_path: Path, work: Callable[[sqlite_utils.Database], object]) -> int:
+    """How much SQLite work ``work`` does on an index: virtual machine steps, in
+    thousands (a measure of work, not of time: the same on every machine)."""
+    conn = sqlite3.connect(db_path)
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    conn.set_progress_handler(count, 1000)
+    work(sqlite_utils.Database(conn))
+    conn.close()
+    return steps[0]
+
+
+def check_work(shape: str, n: int, tmp_path: Path, check: str) -> tuple[int, list[dict]]:
+    """The work of one check over a shape of size n, and its findings."""
+    from labnote_index.catalogue import load_checks
+
+    root, db_path = tmp_path / f"{shape}-{n}", tmp_path / f"{shape}-{n}.db"
+    write_shape(shape, root, n)
+    build_index(root, db_path)
+    (sql,) = [c.sql for c in load_checks("checks") if c.id == check]
+    return vm_steps(db_path, lambda db: list(db.query(sql))), [
+        f for f in findings_of(sqlite_utils.Database(db_path)) if f["check"] == check
+    ]
+
+
+@pytest.mark.parametrize(
+    "shape, check, expected",
+    [("locked", "handoff_lock_drift", 1), ("superseded", "handoff_superseded", 0)],
+)
+def test_handoff_checks_grow_linearly(tmp_path: Path, shape: str, check: str, expected: int):
+    """One packet of 4,000 files, 4,000 superseded versions: ten times the
+    input is at most twelve times the work (it was 23 and 28 times)."""
+    small, found = check_work(shape, 400, tmp_path, check)
+    large, found_large = check_work(shape, 4000, tmp_path, check)
+    assert len(found) == len(found_large) == expected, found_large
+    assert large <= 12 * max(small, 1), (small, large)
+
+
+def test_a_lineage_is_bounded_in_width(tmp_path: Path):
+    """A message with 2,000 replies: 400 records drawn, the rest counted."""
+    from bench.scaling import QUERIED
+    from labnote_index.provenance import MAX_NODES, branches_in_order, lineage
+
+    QUERIED["replies"](tmp_path / "repo", 2000)
+    build_index(tmp_path / "repo", tmp_path / "i.db")
+    tree = lineage(sqlite_utils.Database(tmp_path / "i.db"), "20250301-ops-m0", "down")
+    drawn = list(branches_in_order(tree["down"]))
+    assert len(drawn) <= MAX_NODES + 1 and tree["down_more"] == 2000 - len(drawn)
+    args = ["lineage", "20250301-ops-m0", "--db", str(tmp_path / "i.db")]
+    text = CliRunner().invoke(cli, args).output
+    assert f"+{tree['down_more']} more, not drawn" in text
+    (page,) = fetch(tmp_path / "i.db", "/i/-/lineage?node=20250301-ops-m0")
+    assert page.status_code == 200 and f"+{tree['down_more']} more" in page.text
+    assert len(page.text) < 2_000_000  # it was 10 MB at 10,000 replies
+
+
+def test_a_story_reads_only_its_own_orphans(tmp_path: Path):
+    """The lineage of one packet, with 0 and with 5,000 unresolved references
+    elsewhere in the index: the same work (it read every orphan)."""
+    from bench.scaling import QUERIED
+    from labnote_index.provenance import story
+
+    work = []
+    for n in (1, 5000):
+        root, db_path = tmp_path / f"r{n}", tmp_path / f"r{n}.db"
+        QUERIED["orphans"](root, n)
+        build_index(root, db_path)
+        work.append(vm_steps(db_path, lambda db: story(db, "20250301-ops-p0")))
+    assert work[1] <= 2 * max(work[0], 1), work
+
+
+def test_duplicated_ids_across_revisions_are_paired_file_by_file(history: Repo):
+    """60 copies of one ID at base and at head were 3,540 'moved' pairs: each copy
+    is paired with itself alone, and nothing moved."""
+    from bench.scaling import duplicates
+
+    duplicates(history.root, 60)
+    git(history.root, "add", "-A")
+    git(history.root, "commit", "-q", "-m", "copies")
+    git(history.root, "tag", "-f", "base")
+    result = CliRunner().invoke(
+        cli, ["check", str(history.root), "--no-db", "--base", "base", "--format", "json"]
+    )
+    found = json.loads(result.output)
+    assert [f for f in found if f["check"] == "record_moved"] == []
+    assert sum(f["check"] == "duplicate_id" for f in found) == 60
+    assert run_diff(history).output.count("moved") == 0

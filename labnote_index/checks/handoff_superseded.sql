@@ -9,4 +9,4 @@ FROM handoff_packets p
 WHERE p.status = 'superseded'
   AND NOT EXISTS (SELECT 1 FROM handoff_packets n
                   WHERE n.role = p.role AND n.milestone = p.milestone
-                    AND n.packet_version > p.packet_version)
+                    AND n.version_number > p.version_number)

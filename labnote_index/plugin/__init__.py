@@ -387,6 +387,7 @@ async def lineage_page(datasette: Any, request: Any) -> Response:
             "database": database,
             "tree": tree,
             "svg": Markup(svg),
+            "max_nodes": provenance.MAX_NODES,
         },
         request=request,
     )

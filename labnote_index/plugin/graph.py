@@ -112,6 +112,11 @@ def _boxes(tree: dict[str, Any], url_for: Callable[[str], str]) -> list[_Box]:
                 more.style = "more"
                 boxes.append(more)
                 boxes[-2].children.append(len(boxes) - 1)
+        if tree.get(f"{direction}_more"):  # the start's own branches beyond the drawing
+            more = _Box([f"+{tree[f'{direction}_more']} more"], tree["node"], start.url, step, 0)
+            more.style = "more"
+            boxes.append(more)
+            start.children.append(len(boxes) - 1)
     return boxes
 
 

@@ -5,7 +5,8 @@
 SELECT h.record_type, h.record_id, h.file, '' AS field,
        'record moved from ' || b.file || ' for no status change of its type' AS message
 FROM records h
-JOIN base.records b ON b.record_type = h.record_type AND b.record_id = h.record_id
+JOIN record_pairs p ON p.head_file = h.file
+JOIN base.records b ON b.file = p.base_file
 JOIN record_types t ON t.record_type = h.record_type
 WHERE b.file != h.file
   AND NOT (t.sub_directory IN ('bucket', 'status') AND b.status IS NOT h.status

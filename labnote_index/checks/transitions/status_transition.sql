@@ -6,7 +6,8 @@ SELECT h.record_type, h.record_id, h.file, 'status' AS field,
        h.record_type || ' status moved ' || quote(b.status) || ' -> ' || quote(h.status)
        || ', which its lifecycle does not allow' AS message
 FROM records h
-JOIN base.records b ON b.record_type = h.record_type AND b.record_id = h.record_id
+JOIN record_pairs p ON p.head_file = h.file
+JOIN base.records b ON b.file = p.base_file
 WHERE h.record_type != 'visit' AND b.status IS NOT h.status
   AND NOT EXISTS (SELECT 1 FROM status_transitions t
                   WHERE t.record_type = h.record_type

@@ -6,5 +6,6 @@ SELECT h.record_type, h.record_id, h.file, 'status' AS field,
        'tag ' || quote(h.record_id) || ' is proposed at base and accepted at head: '
        || 'a same-change-set promotion' AS message
 FROM records h
-JOIN base.records b ON b.record_type = 'tag' AND b.record_id = h.record_id
+JOIN record_pairs p ON p.head_file = h.file
+JOIN base.records b ON b.file = p.base_file
 WHERE h.record_type = 'tag' AND b.status = 'proposed' AND h.status = 'accepted'

@@ -5,7 +5,8 @@
 SELECT 'visit' AS record_type, h.record_id, h.file, '' AS field,
        'visit ' || quote(h.record_id) || ' changed; visits are append-only' AS message
 FROM records h
-JOIN base.records b ON b.record_type = 'visit' AND b.record_id = h.record_id
+JOIN record_pairs p ON p.head_file = h.file
+JOIN base.records b ON b.file = p.base_file
 JOIN record_json hj ON hj.file = h.file
 JOIN base.record_json bj ON bj.file = b.file
 WHERE h.record_type = 'visit' AND json(hj.json) IS NOT json(bj.json)
