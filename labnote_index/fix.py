@@ -37,7 +37,7 @@ from . import interrupts
 from .formats import HANDOFF_MANIFEST, LEGACY_FIELDS, PACKET_LOCK, RECORD_TYPE_BY_DIRECTORY
 from .parse import UTF8_BOM, parse_json_bytes, top_level_members
 from .paths import parent_dir
-from .tempfiles import temp_name, temporary_directory
+from .tempfiles import remove_abandoned, temp_name, temporary_directory
 from .text import shown
 
 # A file name an ID may become: no separator, nothing hidden, and short enough
@@ -183,6 +183,7 @@ def apply(result: Plan, repo: Path) -> None:
     first into a private directory of this process at the repository's root
     (named and marked as a build's temporary files are, so a killed fix's is
     cleared away by the next), then linked into place."""
+    remove_abandoned(repo)  # what a killed fix (or build) of REPO left at its root
     with ExitStack() as stack, _Tree(repo) as tree:
         made: list[str] = []
 

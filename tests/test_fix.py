@@ -358,3 +358,19 @@ def test_sigterm_during_apply_leaves_whole_repairs_and_says_which(tmp_path: Path
         said = f"repaired {record.relative_to(root).as_posix()} [lifecycle_bucket]"
         assert (said in err) == (record in moved), err
     assert [p.name for p in root.iterdir() if p.name.startswith(".labnote")] == []
+
+
+def test_a_killed_fixs_private_directory_is_removed_by_the_next(repo: Repo):
+    import subprocess
+
+    from labnote_index.tempfiles import MARKER, temp_name
+
+    ghost = subprocess.Popen(["true"])
+    ghost.wait()
+    left = repo.root / temp_name("fix").replace(str(os.getpid()), str(ghost.pid))
+    left.mkdir()
+    (left / MARKER).write_text(left.name + "\n")
+    (left / "half-written").write_text("{")
+    repo.move(repo.first("registry/packets/*/*.json"), "registry/packets/2025/renamed.json")
+    assert fix(repo.root, "--apply").exit_code == 0  # a move only: no private directory made
+    assert not left.exists()
