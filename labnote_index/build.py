@@ -161,6 +161,8 @@ def build_index(
     }
     incremental = exists and not full and not files and _same_settings(db_path, settings)
     found = named_files(files) if files else discover(repo, sandbox.entered, exclude)
+    if not files:
+        _is_a_repository(repo, found)
     if jobs > 1 and not incremental and len(found) >= 2 * MIN_PART:
         start_workers_early()  # it imports what they need while this process starts
     checks = check_fingerprint if check is not None else None
@@ -181,6 +183,28 @@ def build_index(
         return build.run(db_path, incremental=False)
     finally:
         build.progress.finish()
+
+
+class NotARepository(RepositoryError):
+    """A directory that holds no LabNote repository: nothing to check there."""
+
+
+def _is_a_repository(repo: Path, found: Sequence[DiscoveredFile]) -> None:
+    """A LabNote repository has a registry/ or a handoff packet: a gate pointed one
+    level too deep, or at an empty directory, must not pass for a clean one."""
+    if (repo / "registry").is_dir() or any(f.kind in HANDOFF_KINDS for f in found):
+        return
+    here = repo.resolve()
+    above = next((p for p in here.parents if (p / "registry").is_dir()), None)
+    hint = f": did you mean {above}?" if above is not None and above != here else ""
+    raise NotARepository(
+        f"{repo} is not a LabNote repository: it has no registry/ directory and no handoff "
+        "packet (docs/workflow/roles/<role>/reports/<milestone>/packet-vNNN/"
+        f"handoff.manifest.json); give the repository's root{hint}"
+    )
+
+
+HANDOFF_KINDS = ("handoff_manifest", "packet_lock", "handoff_template")
 
 
 @dataclass

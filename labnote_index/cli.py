@@ -201,7 +201,8 @@ def build(
     Without FILES every record under registry/ and every handoff manifest and
     packet lock is indexed; with FILES (paths relative to REPO) exactly those.
     Bad files are indexed as far as they can be read and reported by 'check':
-    build itself exits 0 unless REPO cannot be read, --db names something that
+    build itself exits 0 unless REPO cannot be read or is not a LabNote
+    repository (no registry/, no handoff packet), --db names something that
     is not a labnote index, or the index cannot be written (exit 2); 130 when
     interrupted (143 for SIGTERM), saying whether the index had been replaced.
     The database is replaced only once the new index is complete. On an
@@ -289,7 +290,8 @@ def check(
 
     Exit status: 0 when nothing at or above --fail-on was found; 1 when
     something was; 2 on a usage error, a configuration file it cannot follow
-    (naming the key), an unreadable repository, a bad revision, no index at
+    (naming the key), an unreadable repository or a directory that is not one
+    (no registry/ and no handoff packet), a bad revision, no index at
     --db, a --db that is not a labnote index, or an index that cannot be
     written or read; 130 when interrupted (143 for SIGTERM).
     """

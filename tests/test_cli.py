@@ -318,3 +318,23 @@ def test_every_option_of_every_command_is_in_the_readme():
             for opt in getattr(param, "opts", []):
                 if opt.startswith("--"):
                     assert opt in readme, f"{name} {opt}"
+
+
+def test_a_gate_pointed_at_the_wrong_place_does_not_pass(sample_repo, tmp_path: Path):
+    """One level too deep, or an empty directory: not a LabNote repository, exit 2,
+    saying what was looked for (it printed "no findings", exit 0)."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for target, hint in (
+        (sample_repo.root / "registry", f"did you mean {sample_repo.root}?"),
+        (empty, "give the repository's root"),
+    ):
+        for args in (
+            ["check", str(target), "--no-db"],
+            ["build", str(target), "--db", str(tmp_path / "x.db")],
+        ):
+            result = CliRunner().invoke(cli, args)
+            assert result.exit_code == 2, result.output
+            assert "is not a LabNote repository" in result.output and hint in result.output
+            assert "no registry/ directory and no handoff packet" in result.output
+    assert not (tmp_path / "x.db").exists()
