@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import sys
@@ -24,6 +25,7 @@ DEFAULT_DB = api.DEFAULT_DB
 
 # Exit codes a CI job can trust: 1 only ever means "findings".
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+EXIT_BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
 
 
 class Failed(click.ClickException):
@@ -52,6 +54,13 @@ class LabnoteGroup(click.Group):
         before = signal.signal(signal.SIGTERM, interrupts.raise_terminated) if main else None
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:
+            # The reader went away (`| head`): output ends quietly, as cat's does.
+            # Whatever is still buffered for stdout goes nowhere, not to an error.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
         except KeyboardInterrupt as exc:
             # Said as it is: what was changed for good before the signal, if anything.
             done = interrupts.changes()

@@ -338,3 +338,30 @@ def test_a_gate_pointed_at_the_wrong_place_does_not_pass(sample_repo, tmp_path: 
             assert "is not a LabNote repository" in result.output and hint in result.output
             assert "no registry/ directory and no handoff packet" in result.output
     assert not (tmp_path / "x.db").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["checks"],
+        ["check", "SAMPLE", "--no-db", "--format", "json"],
+        ["checks", "--format", "markdown"],
+    ],
+)
+def test_a_closed_pipe_ends_output_quietly(args: list[str]):
+    """`checks | head -1`: no "Broken pipe" error, no traceback, never exit 2."""
+    import subprocess
+    import sys
+
+    command = [
+        sys.executable,
+        "-m",
+        "labnote_index",
+        *[str(SAMPLE_REPO) if a == "SAMPLE" else a for a in args],
+    ]
+    for _ in range(3):
+        reader = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert reader.stdout is not None and reader.stdout.readline()
+        reader.stdout.close()  # as head does after its line
+        _, err = reader.communicate(timeout=60)
+        assert err == b"" and reader.returncode in (0, 1, 141), (reader.returncode, err)
