@@ -345,6 +345,10 @@ class FixReport:
     gone: list[Finding]  # findings the repairs removed (with apply)
     remaining: list[Finding]  # findings of the chosen checks still there (with apply)
     appeared: list[Finding]  # findings that were not there before (with apply; none expected)
+    # The repository commits views, and they are written anew after the other
+    # repairs when those change them: the repairs of that second pass (with apply).
+    views_follow: bool = False
+    views_rewritten: int = 0
 
 
 def fix(
@@ -365,17 +369,24 @@ def fix(
     with index_file(db) as db_path:
         build(repo, db_path, jobs=jobs)
         before = findings(db_path)
-        planned = plan_fixes(open_index(db_path), repo, chosen)
-        if not apply or not planned.repairs:
-            return FixReport(planned, False, [], [], [])
-        apply_fixes(planned, repo)
-        build(repo, db_path, jobs=jobs)
+        index = open_index(db_path)
+        planned = plan_fixes(index, repo, chosen)
         # Records moved or renamed change what committed views should say: those
         # views are written anew in a second pass (when view_stale is among the fixes).
+        views_follow = (chosen is None or "view_stale" in chosen) and any(
+            r.check != "view_stale" for r in planned.repairs
+        )
+        views_follow = views_follow and bool(index.table("files").count_where("kind = 'view'"))
+        if not apply or not planned.repairs:
+            return FixReport(planned, False, [], [], [], views_follow=views_follow)
+        apply_fixes(planned, repo)
+        build(repo, db_path, jobs=jobs)
+        rewritten = 0
         if chosen is None or "view_stale" in chosen:
             views_pass = plan_fixes(open_index(db_path), repo, {"view_stale"})
             if views_pass.repairs:
                 apply_fixes(views_pass, repo)
+                rewritten = len(views_pass.repairs)
                 planned.repairs += views_pass.repairs
                 planned.refusals += views_pass.refusals
                 build(repo, db_path, jobs=jobs)
@@ -390,6 +401,8 @@ def fix(
         gone=[f for f in before if f not in still],
         remaining=[f for f in after if f.check in fixable],
         appeared=[f for f in after if f not in had],
+        views_follow=views_follow,
+        views_rewritten=rewritten,
     )
 
 

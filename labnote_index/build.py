@@ -91,7 +91,7 @@ class BuildResult:
 
     def summary(self) -> str:
         by_type = ", ".join(
-            f"{self.records.get(rt.name, 0)} {rt.table}" for rt in RECORD_TYPES.values()
+            plural(self.records.get(rt.name, 0), rt.name, rt.table) for rt in RECORD_TYPES.values()
         )
         findings = findings_phrase(
             self.findings["error"], self.findings["warning"], self.files_with_findings

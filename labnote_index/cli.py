@@ -17,9 +17,9 @@ import click
 from . import api, interrupts, report
 from .build import BuildResult
 from .errors import LabnoteError
-from .index_file import NoIndex
+from .index_file import NoIndex, NotAnIndex
 from .progress import Progress
-from .text import shown
+from .text import plural, shown
 
 DEFAULT_DB = api.DEFAULT_DB
 
@@ -306,6 +306,9 @@ def check(
     """
     if no_db and repo is None:
         raise click.UsageError("--no-db needs REPO: there is no index to check otherwise")
+    ctx = click.get_current_context()
+    if no_db and ctx.get_parameter_source("db_path") == click.core.ParameterSource.COMMANDLINE:
+        raise click.UsageError("--no-db and --db contradict each other: give one of them")
     if (files or enforce_layout or full or isolated) and repo is None:
         raise click.UsageError("FILES, --enforce-layout, --isolated and --full need REPO")
     if base is not None or head is not None:
@@ -443,7 +446,12 @@ def serve_command(db_path: Path, port: int, host: str, open_browser: bool) -> No
     full-text search and lineage graphs. The database is opened read-only; a
     build meanwhile writes a new file in its place, so the server goes on
     answering from the index it opened (restart it to serve the rebuild)."""
-    api.serve(db_path, host, port, open_browser)
+    try:
+        api.serve(db_path, host, port, open_browser)
+    except NoIndex:
+        raise
+    except NotAnIndex as exc:  # serve takes the index as DB, not as --db
+        raise Failed(str(exc).replace("give another --db", "give another DB")) from exc
 
 
 @cli.command(name="views")
@@ -486,7 +494,7 @@ def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path 
                 # Split at newlines only: every other control character is shown escaped.
                 click.echo("\n".join(shown(line) for line in diff.rstrip("\n").split("\n")))
         if not stale:
-            click.echo(f"{len(generated)} views are current")
+            click.echo(f"{plural(len(generated), 'view is', 'views are')} current")
         sys.exit(EXIT_FOUND if stale else EXIT_OK)
     for target in api.write_views(generated, out):
         click.echo(f"wrote {target}", err=True)

@@ -201,7 +201,7 @@ def diff_text(rows: list[dict[str, Any]]) -> str:
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["change"]] = counts.get(row["change"], 0) + 1
-    summary = ", ".join(f"{n} {change}" for change, n in sorted(counts.items()))
+    summary = ", ".join(f"{change}: {n}" for change, n in sorted(counts.items()))
     lines.append(summary or "no changes")
     return "\n".join(lines)
 
@@ -218,9 +218,12 @@ def fix_text(result: Any) -> str:
     planned = plural(len(result.plan.repairs), "fix", "fixes")
     if result.applied:
         done = sum(r.status == "applied" for r in result.plan.repairs)
+        views = result.views_rewritten
+        then = f" (with {plural(views, 'view')} written anew after the others)" if views else ""
         lines.append(
-            f"{plural(done, 'fix', 'fixes')} applied; {plural(len(result.gone), 'finding')} gone, "
-            f"{len(result.remaining)} of the fixable checks remaining"
+            f"{plural(done, 'fix', 'fixes')} applied{then}; "
+            f"{plural(len(result.gone), 'finding')} gone, "
+            f"{plural(len(result.remaining), 'finding')} of the fixable checks remaining"
         )
         lines += [
             f"  remaining [{f.check}] {shown(f.file)}: {shown(f.message)}" for f in result.remaining
@@ -230,6 +233,8 @@ def fix_text(result: Any) -> str:
         ]
     else:
         then = "--apply makes them" if result.plan.repairs else "nothing to do"
+        if result.views_follow:
+            then += ", then writes anew the committed views they change"
         lines.append(f"{planned} to make ({then})")
     return "\n".join(lines)
 
@@ -255,4 +260,6 @@ def fix_json(result: Any) -> dict[str, Any]:
         "gone": [f.as_dict() for f in result.gone],
         "remaining": [f.as_dict() for f in result.remaining],
         "appeared": [f.as_dict() for f in result.appeared],
+        "views_follow": result.views_follow,
+        "views_rewritten": result.views_rewritten,
     }

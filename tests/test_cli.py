@@ -365,3 +365,27 @@ def test_a_closed_pipe_ends_output_quietly(args: list[str]):
         reader.stdout.close()  # as head does after its line
         _, err = reader.communicate(timeout=60)
         assert err == b"" and reader.returncode in (0, 1, 141), (reader.returncode, err)
+
+
+def test_contradictions_wrong_words_and_counts(sample_repo, tmp_path: Path):
+    runner = CliRunner()
+    both = runner.invoke(cli, ["check", str(sample_repo.root), "--no-db", "--db", "x.db"])
+    assert both.exit_code == 2 and "--no-db and --db contradict" in both.output
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    served = runner.invoke(cli, ["serve", str(notes)])
+    assert (
+        served.exit_code == 2 and "--db" not in served.output and "give another DB" in served.output
+    )
+    built = runner.invoke(cli, ["build", str(sample_repo.root), "--db", str(tmp_path / "i.db")])
+    summary = built.stderr + built.stdout
+    assert "4 responses" in summary
+    lone = tmp_path / "lone"
+    (lone / "registry/responses/2026").mkdir(parents=True)
+    (lone / "registry/responses/2026/x.json").write_text(
+        (sample_repo.root / sample_repo.first("registry/responses/*/*.json")).read_text()
+    )
+    one = runner.invoke(cli, ["build", str(lone), "--db", str(tmp_path / "lone.db")])
+    assert (
+        " 1 response," in one.stderr + one.stdout and "1 responses" not in one.stderr + one.stdout
+    )

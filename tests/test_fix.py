@@ -374,3 +374,17 @@ def test_a_killed_fixs_private_directory_is_removed_by_the_next(repo: Repo):
     repo.move(repo.first("registry/packets/*/*.json"), "registry/packets/2025/renamed.json")
     assert fix(repo.root, "--apply").exit_code == 0  # a move only: no private directory made
     assert not left.exists()
+
+
+def test_the_dry_run_and_the_apply_count_the_same_fixes(repo: Repo, planted: dict[str, str]):
+    """The views written anew after the other fixes are announced by the dry run
+    and counted apart by the apply (it said 6 fixes to make, then 7 applied)."""
+    import re
+
+    dry = fix(repo.root).output
+    planned = int(re.search(r"(\d+) fix(?:es)? to make", dry).group(1))
+    assert "then writes anew the committed views they change" in dry
+    done = fix(repo.root, "--apply").output
+    match = re.search(r"(\d+) fix(?:es)? applied \(with (\d+) views? written anew", done)
+    assert match, done
+    assert int(match.group(1)) == planned + int(match.group(2))
