@@ -49,7 +49,7 @@ def artifact_row(sandbox: Sandbox, path: str, ignored: bool = False) -> dict[str
     row: dict[str, Any] = {"path": path, "status": None, "size": None, "mtime_ns": None}
     row.update(ctime_ns=None, inode=None)
     row.update(sha256=None, body=None, links=None)
-    if not SAFE_PATH_RE.match(path):
+    if not SAFE_PATH_RE.fullmatch(path):
         row["status"] = "unsafe"  # never touched on disk
         return row
     full = sandbox.path(path)
@@ -121,7 +121,7 @@ def _git_ignored(sandbox: Sandbox, paths: list[str]) -> set[str]:
         return set()
     named: dict[str, list[str]] = {}  # the file git is asked about -> paths naming it
     for path in paths:
-        if not SAFE_PATH_RE.match(path):
+        if not SAFE_PATH_RE.fullmatch(path):
             continue  # never touched on disk
         real = sandbox.real(path)
         if real.startswith(sandbox.prefix):

@@ -35,6 +35,7 @@ import sqlite_utils
 
 from . import interrupts
 from .formats import HANDOFF_MANIFEST, LEGACY_FIELDS, PACKET_LOCK, RECORD_TYPE_BY_DIRECTORY
+from .models import RFC3339_RE
 from .parse import UTF8_BOM, parse_json_bytes, top_level_members
 from .paths import parent_dir
 from .tempfiles import remove_abandoned, temp_name, temporary_directory
@@ -43,7 +44,6 @@ from .text import shown
 # A file name an ID may become: no separator, nothing hidden, and short enough
 # for every file system (255 bytes, ".json" included).
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,249}$")
-_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 # Problems that re-writing a record would silently settle (a human decision).
 _UNSETTLED = ("duplicate_key", "number_out_of_range", "lone_surrogate")
 
@@ -443,7 +443,7 @@ def _canonical_names(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair |
                     f"{key}: {canonical} is there too; which one stands is a person's call"
                 )
             elif canonical == "created_at" and not (
-                isinstance(value, str) and _TIMESTAMP.match(value)
+                isinstance(value, str) and RFC3339_RE.fullmatch(value)
             ):
                 notes.append(f"{key}: {value!r} is not an RFC 3339 timestamp for {canonical}")
             else:
@@ -521,7 +521,7 @@ def _name_after_id(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | R
     )
     for row in rows:
         file, record_id = row["file"], row["record_id"]
-        if not _FILE_NAME.match(record_id or ""):
+        if not _FILE_NAME.fullmatch(record_id or ""):
             why = "is too long for" if len(record_id or "") > 250 else "cannot be"
             yield Refusal("location_filename", file, f"{record_id!r} {why} a file name")
             continue

@@ -42,7 +42,7 @@ RFC3339_RE = re.compile(
 
 def _pattern(regex: re.Pattern[str], error_type: str, message: str):
     def check(value: str) -> str:
-        if not regex.match(value):
+        if not regex.fullmatch(value):  # "$" would let a trailing newline pass
             raise PydanticCustomError(
                 error_type, message + ", got '{value}'", {"value": repr(value)[1:-1]}
             )
@@ -52,7 +52,7 @@ def _pattern(regex: re.Pattern[str], error_type: str, message: str):
 
 
 def _timestamp(value: str) -> str:
-    match = RFC3339_RE.match(value)
+    match = RFC3339_RE.fullmatch(value)
     valid = bool(match)
     if match:
         try:

@@ -50,7 +50,7 @@ def remove_abandoned(directory: Path | str) -> list[str]:
     except OSError:
         return removed
     for entry in entries:
-        match = _OURS.match(entry.name)
+        match = _OURS.fullmatch(entry.name)
         if not match or owner_alive(int(match.group(2))):
             continue
         try:

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import tempfile
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -543,3 +544,46 @@ def test_counted_facets_link_as_datasettes_whatever_the_pages_arguments(
         arguments.append(("_sort", SORTED_BY[table]))
     path = f"/sample/{table}.json?" + urlencode(arguments)
     assert facets_of_page(ours, path) == facets_of_page(theirs, path)
+
+
+GRAMMARS = [  # (record type, field, a strategy of valid values)
+    ("packet", "packet_id", st.from_regex(r"[0-9]{8}-[a-z0-9][a-z0-9-]{0,20}", fullmatch=True)),
+    ("packet", "topic", st.from_regex(r"[a-z0-9]{1,8}(-[a-z0-9]{1,8}){0,3}", fullmatch=True)),
+    (
+        "packet",
+        "path",
+        st.from_regex(r"[A-Za-z0-9_-]{1,10}(/[A-Za-z0-9_-]{1,10}){0,3}\.md", fullmatch=True),
+    ),
+    (
+        "packet",
+        "created_at",
+        st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2999, 12, 31)).map(
+            lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ")
+        ),
+    ),
+    (
+        "visitor",
+        "visitor_id",
+        st.from_regex(
+            r"[a-z][a-z0-9]{0,6}-[0-9]{8}-[0-9]{4}-[a-z0-9]{1,6}-[0-9]{2}", fullmatch=True
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("record_type, field, values", GRAMMARS, ids=[g[1] for g in GRAMMARS])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_grammar_matches_whole_values(record_type: str, field: str, values: Any, data: Any):
+    """A valid value passes; the same with a trailing newline, tab or space does
+    not ("$" in a pattern accepts a trailing newline)."""
+    from labnote_index.models import validate
+
+    from .conftest import CONFORMANCE
+
+    record = json.loads((CONFORMANCE / "records/valid" / record_type / "record.json").read_text())
+    value = data.draw(values)
+    assert [p for p in validate(record_type, record | {field: value}) if p.field == field] == []
+    for suffix in ("\n", "\t", " "):
+        problems = validate(record_type, record | {field: value + suffix})
+        assert [p for p in problems if p.field == field], (value + suffix, problems)
