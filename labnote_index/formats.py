@@ -278,3 +278,12 @@ STATUS_TRANSITIONS: dict[str, list[tuple[str, str]]] = {
 
 # How far along a handoff packet is; a packet never moves to a lower rank.
 MANIFEST_STATUS_RANK = {"draft": 0, "blocked": 0, "ready_for_next_role": 1, "superseded": 2}
+
+
+# Timestamps of what happened to a record after it was created: none may come
+# before its created_at (the record_events view, the timestamp_order check).
+LATER_TIMESTAMPS = {
+    "response": ("decision_at",),
+    "tag": ("accepted_at",),
+    "visitor": ("last_seen",),
+}

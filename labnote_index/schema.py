@@ -15,6 +15,7 @@ from typing import Any
 import sqlite_utils
 
 from .formats import (
+    LATER_TIMESTAMPS,
     MANIFEST_STATUS_RANK,
     MANIFEST_STATUSES,
     RECORD_TYPES,
@@ -86,8 +87,20 @@ def described_index() -> dict[str, Any]:
     return {k: v for k, v in yaml.load(text, Loader=loader).items() if not k.startswith("x-")}
 
 
+def _record_events() -> str:
+    return "\nUNION ALL\n".join(
+        f"SELECT '{name}' AS record_type, [{RECORD_TYPES[name].id_field}] AS record_id, file, "
+        f"'{field}' AS field, [{field}] AS at, created_at FROM [{RECORD_TYPES[name].table}] "
+        f"WHERE [{field}] IS NOT NULL"
+        for name, fields in LATER_TIMESTAMPS.items()
+        for field in fields
+    )
+
+
 # Views that name a relationship for people browsing the index.
 VIEWS = {
+    # Each timestamp of what happened to a record after its creation, beside it.
+    "record_events": _record_events(),
     # Every reference whose target does not exist, with the type it should have had.
     "orphans": """
         SELECT x.field, x.source_type AS record_type, x.source_id AS record_id,

@@ -308,7 +308,7 @@ PLANTED: list[tuple[str, Callable[[Repo], str]]] = HANDOFF_PLANTED + [
     ("answered_without_response", _answered_alone),
     ("response_decision", lambda r: r.edit(_accepted_response(r), decision_at=None)),
     (
-        "response_decision",
+        "timestamp_order",
         lambda r: r.edit(_accepted_response(r), decision_at="2000-01-01T00:00:00Z"),
     ),
     ("response_link_mismatch", _mismatched_link),
@@ -418,3 +418,24 @@ def test_clean_repository_of_a_few_thousand_records_has_no_findings(tmp_path: Pa
     result = build_index(tmp_path / "big", tmp_path / "big.db")
     assert sum(result.records.values()) == records
     assert findings_of(sqlite_utils.Database(tmp_path / "big.db")) == []
+
+
+@pytest.mark.parametrize(
+    "pattern, field, value",
+    [
+        ("registry/tags/accepted/*.json", "accepted_at", "2000-01-01T00:00:00Z"),
+        ("registry/responses/*/*.json", "decision_at", "2000-01-01T00:00:00Z"),
+        ("registry/visitors/*.json", "last_seen", "2000-01-01T00:00:00Z"),
+    ],
+)
+def test_nothing_happens_to_a_record_before_it_was_created(
+    repo: Repo, pattern: str, field: str, value: str
+):
+    """One rule for every record's later timestamps (a tag accepted before it was
+    created was not reported, though a response decided before was)."""
+    target = repo.first(pattern)
+    repo.edit(target, **{field: value})
+    found = [f for f in findings_of(repo.index()) if f["file"] == target]
+    ordered = [f for f in found if f["check"] == "timestamp_order"]
+    assert len(ordered) == 1 and ordered[0]["field"] == field, found
+    assert f"{field} {value} is before created_at" in ordered[0]["message"]
