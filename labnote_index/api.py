@@ -7,6 +7,7 @@ Each function takes paths and returns plain typed values; errors are
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -349,6 +350,9 @@ class FixReport:
     # repairs when those change them: the repairs of that second pass (with apply).
     views_follow: bool = False
     views_rewritten: int = 0
+    after: list[Finding] = dataclasses.field(
+        default_factory=list
+    )  # every finding after (with apply)
 
 
 def fix(
@@ -403,6 +407,7 @@ def fix(
         appeared=[f for f in after if f not in had],
         views_follow=views_follow,
         views_rewritten=rewritten,
+        after=after,
     )
 
 

@@ -480,7 +480,9 @@ def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path 
     the views are made from the canonical records byte for byte in the
     reference generator's format (docs/views.md). A view path that is a
     symlink or not a regular file, or a registry/ that leads outside REPO, is
-    never written or read: exit 2 naming it.
+    never written or read: exit 2 naming it. While a record file cannot be
+    read, no view is written or compared (it would drop the record's row):
+    exit 2 naming the files.
     """
     out = api.views_directory(repo, out)
     with api.index_file(db_path) as index:

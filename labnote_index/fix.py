@@ -38,6 +38,7 @@ from .formats import HANDOFF_MANIFEST, LEGACY_FIELDS, PACKET_LOCK, RECORD_TYPE_B
 from .models import RFC3339_RE
 from .parse import UTF8_BOM, parse_json_bytes, top_level_members
 from .paths import parent_dir
+from .registry_views import refusal, unreadable_records
 from .tempfiles import remove_abandoned, temp_name, temporary_directory
 from .text import shown
 
@@ -108,7 +109,8 @@ def plan(db: sqlite_utils.Database, repo: Path, checks: set[str] | None = None) 
     result = Plan()
     found = {row["check"] for row in db.query("SELECT DISTINCT [check] FROM findings")}
     for check, make in PLANNERS.items():
-        if check in found and (checks is None or check in checks):
+        # view_stale's planner also says when views cannot be made at all.
+        if (check in found or check == "view_stale") and (checks is None or check in checks):
             for item in make(db, repo):
                 if isinstance(item, Repair):
                     result.repairs.append(item)
@@ -548,6 +550,10 @@ def _into_year(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Refus
 
 @planner("view_stale")
 def _regenerate_views(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Refusal]:
+    unreadable = unreadable_records(db)
+    if unreadable and db.table("files").count_where("kind = 'view'"):
+        yield Refusal("view_stale", "registry/", refusal(unreadable))
+        return
     rows = db.query(
         "SELECT g.path, g.content FROM findings f JOIN generated_views g ON g.path = f.file "
         "WHERE f.[check] = 'view_stale' ORDER BY g.path"

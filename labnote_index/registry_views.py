@@ -133,9 +133,34 @@ def render_views(db: sqlite_utils.Database) -> dict[str, str]:
     return views
 
 
+class RecordsUnreadable(LabnoteError):
+    """Views cannot be made while records they would hold cannot be read."""
+
+
+def unreadable_records(db: sqlite_utils.Database) -> list[str]:
+    """Record files the index could not read: each would be a row of a view."""
+    sql = "SELECT path FROM files WHERE kind = 'record' AND error IS NOT NULL ORDER BY path"
+    return [row["path"] for row in db.query(sql)]
+
+
+def refusal(unreadable: list[str]) -> str:
+    """Why no view is made, naming the files (a few, and how many more)."""
+    named = ", ".join(unreadable[:5]) + (
+        f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else ""
+    )
+    return (
+        f"the views are not made while records they would hold cannot be read ({named}): "
+        "a view without them would drop their rows; repair those files first"
+    )
+
+
 def current_views(db: sqlite_utils.Database) -> dict[str, str]:
     """The views as the records say they should be: those the build stored (for a
-    repository that commits views), rendered now otherwise."""
+    repository that commits views), rendered now otherwise. RecordsUnreadable
+    while a record file cannot be read."""
+    unreadable = unreadable_records(db)
+    if unreadable:
+        raise RecordsUnreadable(refusal(unreadable))
     stored = {
         r["path"]: r["content"] for r in db.query("SELECT path, content FROM generated_views")
     }
@@ -143,7 +168,10 @@ def current_views(db: sqlite_utils.Database) -> dict[str, str]:
 
 
 def store_views(db: sqlite_utils.Database) -> None:
-    """Record the views the repository should have, for the stale-view check."""
+    """Record the views the repository should have, for the stale-view check
+    (none while a record cannot be read: which rows they hold is not known)."""
+    if unreadable_records(db):
+        return
     db.table("generated_views").insert_all(
         {"path": path, "sha256": hashlib.sha256(content.encode()).hexdigest(), "content": content}
         for path, content in render_views(db).items()

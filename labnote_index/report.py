@@ -228,6 +228,11 @@ def fix_text(result: Any) -> str:
         lines += [
             f"  remaining [{f.check}] {shown(f.file)}: {shown(f.message)}" for f in result.remaining
         ]
+        errors = sum(f.severity == "error" for f in result.after)
+        warnings = sum(f.severity == "warning" for f in result.after)
+        files = len({f.file for f in result.after})
+        left = findings_phrase(errors, warnings, files)
+        lines.append(f"in all: {left} remain" if result.after else "in all: no findings remain")
         lines += [
             f"  appeared [{f.check}] {shown(f.file)}: {shown(f.message)}" for f in result.appeared
         ]

@@ -303,3 +303,29 @@ def test_views_are_worked_out_again_only_when_a_record_changed(
     repo.edit(repo.first("registry/packets/*/*.json"), status="archived")
     assert findings_of(repo.index())[0]["check"] == "view_stale"
     assert rendered == [1]
+
+
+def test_views_are_never_written_while_a_record_cannot_be_read(sample_repo: Repo):
+    """A truncated packet: views and views --check exit 2 naming it (views
+    dropped its row, exit 0), and fix leaves the committed views as they are,
+    saying why and what remains in all."""
+    from click.testing import CliRunner
+
+    from labnote_index.cli import cli
+
+    runner = CliRunner()
+    assert runner.invoke(cli, ["views", str(sample_repo.root)]).exit_code == 0
+    registry = sample_repo.root / "registry/packet_registry.csv"
+    before = registry.read_bytes()
+    packet = sample_repo.first("registry/packets/*/*.json")
+    path = sample_repo.root / packet
+    path.write_bytes(path.read_bytes()[:200])  # truncated: malformed JSON
+    for args in (["views", str(sample_repo.root)], ["views", str(sample_repo.root), "--check"]):
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 2, result.output
+        assert packet in result.output and "cannot be read" in result.output
+    assert registry.read_bytes() == before
+    fixed = runner.invoke(cli, ["fix", str(sample_repo.root), "--apply"])
+    assert fixed.exit_code == 1 and registry.read_bytes() == before
+    assert "not fixed [view_stale]" in fixed.output and packet in fixed.output
+    assert "in all: " in fixed.output and " remain" in fixed.output
