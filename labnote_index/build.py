@@ -52,7 +52,7 @@ from .tempfiles import remove_abandoned, temp_name
 from .text import findings_phrase, plural
 
 # Bump when the tables change: an index of another format is rebuilt in full.
-INDEX_FORMAT = 7
+INDEX_FORMAT = 8
 
 
 # Tables holding rows made from one file, and the column naming that file
@@ -391,7 +391,8 @@ def _forget(db: sqlite_utils.Database, paths: list[str]) -> None:
 def _result(db: sqlite_utils.Database, db_path: Path) -> BuildResult:
     result = BuildResult(db_path=db_path)
     result.files = db.table("files").count
-    for row in db.query("SELECT record_type, count(*) AS n FROM records GROUP BY record_type"):
+    counted = "SELECT record_type, count(*) AS n FROM records WHERE NOT unreadable GROUP BY 1"
+    for row in db.query(counted):
         result.records[row["record_type"]] = row["n"]
     if not db.table("findings").exists():
         return result  # built without checks

@@ -280,7 +280,8 @@ def story(db: sqlite_utils.Database, key: str) -> dict[str, Any]:
         table = next(
             db.query("SELECT table_name FROM record_types WHERE record_type = ?", [tree["kind"]])
         )["table_name"]
-        info["fields"] = next(db.query(f"SELECT * FROM [{table}] WHERE file = ?", [node]))
+        # An unreadable record has no row of its type: what its location says is all.
+        info["fields"] = next(db.query(f"SELECT * FROM [{table}] WHERE file = ?", [node]), record)
         info["artifact"] = (
             next(
                 db.query("SELECT * FROM artifacts WHERE path = ?", [record["artifact_path"]]), None

@@ -58,14 +58,17 @@ SELECT h.record_type, h.record_id, h.file AS head_file, b.file AS base_file
 FROM main.records h
 JOIN base.records b ON b.file = h.file AND b.record_type = h.record_type
                    AND b.record_id = h.record_id
+WHERE NOT h.unreadable AND NOT b.unreadable
 UNION ALL
 SELECT h.record_type, h.record_id, h.file, b.file
 FROM head_once o
 JOIN base_once ob ON ob.record_type = o.record_type AND ob.record_id = o.record_id
 JOIN main.records h ON h.record_type = o.record_type AND h.record_id = o.record_id
 JOIN base.records b ON b.record_type = o.record_type AND b.record_id = o.record_id
-WHERE b.file != h.file
+WHERE b.file != h.file AND NOT h.unreadable AND NOT b.unreadable
 """
+# A record unreadable on one side is in no pair (nothing of it can be compared),
+# and not deleted: its file is there. The diff says it became unreadable.
 
 
 @contextmanager
@@ -143,6 +146,11 @@ WHERE NOT EXISTS (SELECT 1 FROM refs x
 UNION ALL
 SELECT 'edited', record_type, record_id, head_file, NULL, NULL, NULL, base_json, head_json
 FROM pairs WHERE json(head_json) IS NOT json(base_json)
+UNION ALL
+SELECT 'unreadable', h.record_type, h.record_id, h.file, NULL, NULL, NULL, NULL, NULL
+FROM records h
+WHERE h.unreadable AND EXISTS (SELECT 1 FROM base.records b WHERE b.record_type = h.record_type
+                               AND b.record_id = h.record_id AND NOT b.unreadable)
 UNION ALL
 SELECT 'handoff added', 'handoff_packet', h.packet_dir, h.manifest, NULL, NULL, h.status,
        NULL, NULL

@@ -97,6 +97,39 @@ class FileLoader:
         rows.flush(inserts)
 
     def load(self, found: DiscoveredFile, rows: Rows) -> None:
+        records = len(rows.tables.get("records", ()))
+        file_row = self._load(found, rows)
+        added = len(rows.tables.get("records", ())) > records
+        if found.kind == "record" and file_row.get("error") and not added:
+            self._add_unreadable(found.path, rows)
+
+    def _add_unreadable(self, path: str, rows: Rows) -> None:
+        """A record file that cannot be read or parsed is still a record of the
+        index, named as its location names it (the file name's stem is the ID by
+        rule, the directory the type): references to it resolve to it, so the
+        records citing it are not told to create it, and its story is its own."""
+        parts = path.split("/")
+        rt = RECORD_TYPE_BY_DIRECTORY.get(parts[1]) if len(parts) > 2 else None
+        if parts[0] != "registry" or rt is None or not storable(path):
+            return
+        stem = parts[-1][: -len(".json")] if parts[-1].endswith(".json") else parts[-1]
+        row = {
+            "file": path,
+            "record_type": rt.name,
+            "record_id": stem,
+            "artifact_field": rt.artifact_field,
+            "valid": False,
+            "unreadable": True,
+            "layout_enforced": True,
+            "registry_dir": parts[1],
+            "parent_dir": parts[-2],
+            "sub_dir": _sub_dir(parts, rt.directory, True),
+            "stem": stem,
+        }
+        rows.add("records", row)
+
+    def _load(self, found: DiscoveredFile, rows: Rows) -> dict[str, Any]:
+        """Load one file's rows; its files row."""
         path = found.path
         file_row: dict[str, Any] = {"path": path, "kind": found.kind, "record_type": None}
         rows.add("files", file_row)
@@ -106,7 +139,7 @@ class FileLoader:
                 "file name is not valid UTF-8 (shown here with \\xNN escapes): "
                 "rename it in UTF-8; it was not read"
             )
-            return
+            return file_row
         full = self.sandbox.path(path)
         key = None if _outside(path) else found.stat or lstat_key(full)
         if key is not None:
@@ -115,26 +148,27 @@ class FileLoader:
         problem = self._unreadable(path, found.kind, full, key)
         if problem:
             file_row["error"] = problem
-            return
+            return file_row
         try:
             if found.kind == "markdown":
-                return  # read after the artifacts (files.refresh_markdown_links)
+                return file_row  # read after the artifacts (files.refresh_markdown_links)
             if found.kind in ("view", "readme"):
                 self._load_text(path, full, bool(key and key.is_link), found.kind, file_row, rows)
-                return
+                return file_row
             if found.kind not in ("record", "handoff_manifest", "packet_lock", "handoff_template"):
                 file_row["size"], file_row["sha256"], _, _ = hash_file(full)
-                return
+                return file_row
             parsed = read_record_file(full)
         except OSError as exc:  # gone, or unreadable, since it was listed
             file_row["error"] = read_error(exc)
-            return
+            return file_row
         file_row["size"], file_row["sha256"] = parsed.size, parsed.sha256
         file_row["error"] = parsed.error
         if found.kind == "record":
             self._import_record(path, parsed, file_row, rows)
         else:
             self._import_handoff(found.kind, path, parsed, file_row, rows)
+        return file_row
 
     def _load_text(
         self,
@@ -326,6 +360,7 @@ class FileLoader:
                 "artifact_field": rt.artifact_field,
                 "artifact_path": artifact_path,
                 "valid": valid,
+                "unreadable": False,
                 "layout_enforced": in_registry or self.enforce_layout,
                 # "" for a record lying loose in registry/ itself
                 "registry_dir": (parts[1] if len(parts) > 2 else "") if in_registry else None,

@@ -311,6 +311,9 @@ def create_tables(db: sqlite_utils.Database) -> None:
             "artifact_field": str,
             "artifact_path": str,
             "valid": bool,
+            # A record file that could not be read or parsed: only what its
+            # location says (type, ID from the file name) is known.
+            "unreadable": bool,
             "layout_enforced": bool,
             "registry_dir": str,
             "parent_dir": str,

@@ -29,6 +29,15 @@ def _answered_message(repo: Repo) -> str:
     return repo.first("registry/messages/answered/*.json")
 
 
+def _break_what_a_reply_cites(repo: Repo) -> str:
+    """Truncate the message a reply cites; the reply's file."""
+    by_id = {repo.load(f)["message_id"]: f for f in repo.files("registry/messages/*/*.json")}
+    reply = next(f for f in by_id.values() if repo.load(f).get("reply_to") in by_id)
+    cited = repo.root / by_id[repo.load(reply)["reply_to"]]
+    cited.write_bytes(cited.read_bytes()[:40])
+    return reply
+
+
 def _thread(repo: Repo, depth: int) -> list[str]:
     """Files of a reply thread of the given depth, first message first."""
     by_id = {repo.load(f)["message_id"]: f for f in repo.files("registry/messages/*/*.json")}
@@ -292,6 +301,7 @@ PLANTED: list[tuple[str, Callable[[Repo], str]]] = HANDOFF_PLANTED + [
         lambda r: r.edit(r.first("registry/responses/*/*.json"), source_packet_id="20250301-nope"),
     ),
     ("reference_unresolved", lambda r: r.edit(_answered_message(r), reply_to="20250301-gone")),
+    ("reference_unreadable", _break_what_a_reply_cites),
     (
         "reference_unresolved",
         lambda r: r.edit(r.first("registry/notifications/*/*.json"), message_id="20250301-gone"),

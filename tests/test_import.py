@@ -210,7 +210,15 @@ def test_unreadable_file_becomes_an_error_row(repo: Repo, name: str):
     db = repo.index()
     row = db["files"].get(bad)
     assert expected in row["error"]
-    assert db["records"].count == before
+    assert db["records"].count_where("NOT unreadable") == before
+    # Still a record of the index, as its location names it, and nothing more.
+    stub = db["records"].get(bad)
+    assert (stub["unreadable"], stub["record_type"], stub["record_id"]) == (
+        1,
+        "packet",
+        f"20250301-bad-{name}",
+    )
+    assert stub["created_at"] is None and db["packets"].count_where("file = ?", [bad]) == 0
     assert any(f["file"] == bad and f["check"] == "file_unreadable" for f in findings_of(db))
 
 
@@ -342,7 +350,10 @@ def test_symlink_outside_repository_is_not_followed(repo: Repo, tmp_path: Path):
     row = db["files"].get(link)
     assert "outside the repository" in row["error"]
     assert row["sha256"] is None
-    assert not list(db.query("SELECT * FROM records WHERE file = ?", [link]))
+    # Indexed as its location names it (an unreadable record), nothing of its content.
+    (stub,) = db.query("SELECT * FROM records WHERE file = ?", [link])
+    assert stub["unreadable"] == 1 and stub["created_at"] is None
+    assert db["packets"].count_where("file = ?", [link]) == 0
 
 
 def test_a_directory_named_as_a_file_is_said_to_be_one(repo: Repo):
