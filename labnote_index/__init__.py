@@ -12,11 +12,14 @@ Python")::
 
 from .api import (
     DEFAULT_DB,
+    Branch,
     Change,
+    Direction,
     Finding,
     FixReport,
     IndexDamaged,
     Orphan,
+    Severity,
     Tree,
     build,
     catalogue,
@@ -34,32 +37,38 @@ from .api import (
     views,
     write_views,
 )
-from .build import BuildResult, IndexWriteError, RepositoryError
-from .errors import LabnoteError
+from .build import BuildResult, IndexWriteError, NotARepository, RepositoryError
+from .errors import InvalidArgument, LabnoteError
 from .git import RevisionError, RevisionNotFound
 from .index_file import NoIndex, NotAnIndex
 from .parallel import WorkerError
 from .progress import Progress
 from .provenance import NodeNotFound
-from .registry_views import ViewPathError
+from .registry_views import RecordsUnreadable, ViewPathError
 
 __all__ = [
     "DEFAULT_DB",
+    "Branch",
     "BuildResult",
     "Change",
+    "Direction",
     "Finding",
     "FixReport",
     "IndexDamaged",
     "IndexWriteError",
+    "InvalidArgument",
     "LabnoteError",
     "NoIndex",
     "NodeNotFound",
+    "NotARepository",
     "NotAnIndex",
     "Orphan",
     "Progress",
+    "RecordsUnreadable",
     "RepositoryError",
     "RevisionError",
     "RevisionNotFound",
+    "Severity",
     "Tree",
     "ViewPathError",
     "WorkerError",

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 import sqlite_utils
 
@@ -23,7 +23,7 @@ from . import git, revisions
 from . import provenance as lineage_
 from . import registry_views as views_
 from .build import BuildResult, build_index
-from .errors import LabnoteError
+from .errors import InvalidArgument, LabnoteError, one_of
 from .index_file import check_index_path, index_damage, indexed_repository
 from .progress import Progress
 from .settings import (
@@ -37,18 +37,47 @@ from .settings import (
 from .tempfiles import temporary_directory
 
 if TYPE_CHECKING:
-    from . import fix as fixes
+    from . import repairs as fixes
 
 DEFAULT_DB = "labnote.db"
 DIRECTIONS = lineage_.DIRECTIONS
 SEVERITIES = catalogue_.SEVERITIES
+Severity = Literal["error", "warning"]
+Direction = Literal["up", "down", "both"]
 # Where views go and how they are compared and written, as the views module does it.
 views_directory = views_.output_directory
 stale_views = views_.stale_views
 write_views = views_.write_views
-# A lineage tree: the node's kind, label and status, and its "up" and "down"
-# branches, each {node, kind, label, status, via, depth, repeated, more, children}.
-Tree = dict[str, Any]
+
+
+class Branch(TypedDict):
+    """One branch of a lineage: a record or packet reached from its parent branch
+    through ``via`` (or, with ``missing``, a reference that names nothing)."""
+
+    node: str | None
+    kind: str | None
+    label: str | None
+    status: str | None
+    via: list[str]
+    depth: int
+    repeated: bool  # drawn already, elsewhere in the tree
+    more: int  # branches of it not drawn (bounded): ask for its own lineage
+    missing: bool
+    children: list[dict[str, Any]]  # Branches, one level deeper
+
+
+class Tree(TypedDict, total=False):
+    """A lineage: the node, and its ``up`` and ``down`` branches (those asked for),
+    with how many of its own branches each way are beyond the drawing."""
+
+    node: str
+    kind: str
+    label: str | None
+    status: str | None
+    up: list[Branch]
+    down: list[Branch]
+    up_more: int
+    down_more: int
 
 
 @dataclass(frozen=True)
@@ -133,6 +162,7 @@ def build(
     index of the same repository unless ``full``), under ``settings`` (default:
     the repository's configuration file, with ``enforce_layout`` turning the
     layout rules on whatever it says)."""
+    _jobs(jobs)
     repo = Path(repo)
     if settings is None:
         settings = configuration(repo, enforce_layout=enforce_layout or None)
@@ -160,6 +190,11 @@ def build(
         exclude_patterns=settings.exclude + settings.extend_exclude,
         config=config,
     )
+
+
+def _jobs(jobs: int | None) -> None:
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise InvalidArgument(f"jobs must be a whole number of processes, 1 or more, not {jobs!r}")
 
 
 def open_index(db: Path | str) -> sqlite_utils.Database:
@@ -200,6 +235,7 @@ def check(
     tree, and the base's configuration file governs both sides (``settings``
     default), so that a change cannot switch off the checks that judge it.
     """
+    _jobs(jobs)
     target = Path(db_or_repo)
     if not target.is_dir():
         index = open_index(target)
@@ -241,8 +277,9 @@ def findings(db: Path | str) -> list[Finding]:
     return [Finding(**row) for row in catalogue_.findings(open_index(db))]
 
 
-def fails(found: Sequence[Finding], fail_on: str = "error") -> bool:
+def fails(found: Sequence[Finding], fail_on: Severity = "error") -> bool:
     """Whether any finding is at or above ``fail_on`` (error > warning)."""
+    one_of("fail_on", fail_on, SEVERITIES)
     return catalogue_.fails([f.as_dict() for f in found], fail_on)
 
 
@@ -281,10 +318,11 @@ def orphans(db: Path | str) -> list[Orphan]:
     return [Orphan(**row) for row in rows]
 
 
-def lineage(db: Path | str, node: str, direction: str = "up") -> Tree:
+def lineage(db: Path | str, node: str, direction: Direction = "both") -> Tree:
     """The provenance tree of a record or handoff packet (ID, file, packet
-    directory or manifest path): ``up``, ``down`` or ``both``."""
-    return lineage_.lineage(open_index(db), node, direction)
+    directory or manifest path): ``up``, ``down`` or ``both`` (as the CLI)."""
+    one_of("direction", direction, DIRECTIONS)
+    return cast(Tree, lineage_.lineage(open_index(db), node, direction))
 
 
 def diff(
@@ -365,10 +403,14 @@ def fix(
 ) -> FixReport:
     """Plan the mechanical repairs of ``repo``'s findings (only those of ``checks``,
     when given); with ``apply``, carry them out, then index and check again."""
-    from .fix import apply as apply_fixes  # only this command writes to the repository
-    from .fix import plan as plan_fixes
+    from .repairs import apply as apply_fixes  # only this command writes to the repository
+    from .repairs import plan as plan_fixes
 
     repo = Path(repo)
+    _jobs(jobs)
+    known = sorted(c.id for c in catalogue(transitions=False) if c.fix)
+    for check_id in checks or ():
+        one_of("checks", check_id, known)
     chosen = set(checks) if checks else None
     with index_file(db) as db_path:
         build(repo, db_path, jobs=jobs)

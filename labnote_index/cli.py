@@ -10,7 +10,7 @@ import sqlite3
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -352,7 +352,8 @@ def check(
             click.echo(report.findings_github(rows, prefix))
     else:
         click.echo(report.findings_text(rows))
-    sys.exit(EXIT_FOUND if api.fails(found, fail_on or settings.fail_on) else EXIT_OK)
+    threshold = cast(api.Severity, fail_on or settings.fail_on)
+    sys.exit(EXIT_FOUND if api.fails(found, threshold) else EXIT_OK)
 
 
 @cli.command()
@@ -422,11 +423,11 @@ def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
     packets, responses and replies; handoff packets follow input_packets.
     Exit 2 when nothing has that name.
     """
-    tree = api.lineage(db_path, key, direction)
+    tree = api.lineage(db_path, key, cast(api.Direction, direction))
     if fmt == "json":
         click.echo(json.dumps(tree, indent=2))
     else:
-        click.echo(report.lineage_text(tree))
+        click.echo(report.lineage_text(dict(tree)))
 
 
 @cli.command(name="serve")

@@ -94,3 +94,32 @@ def test_progress_is_told_the_total_and_each_file(tmp_path: Path):
     progress = Counting()
     result = li.build(SAMPLE_REPO, tmp_path / "s.db", progress=progress)
     assert progress.total == progress.done == result.files and progress.finished
+
+
+def test_the_facade_refuses_what_the_cli_refuses(sample_repo, tmp_path: Path):
+    """Typed errors naming the argument (a bare ValueError from tuple.index, or
+    silence, before), and the CLI's defaults."""
+    import labnote_index as li
+    from labnote_index.errors import InvalidArgument, LabnoteError
+
+    db = tmp_path / "i.db"
+    li.build(sample_repo.root, db)
+    found = li.findings(db)
+    for call, name in (
+        (lambda: li.fails(found, "warn"), "fail_on"),
+        (lambda: li.lineage(db, "20260903-maria-ops-retention-question", "sideways"), "direction"),
+        (lambda: li.fix(sample_repo.root, checks=["nope"]), "checks"),
+        (lambda: li.build(sample_repo.root, db, jobs=0), "jobs"),
+        (lambda: li.check(sample_repo.root, jobs=-1), "jobs"),
+    ):
+        with pytest.raises(InvalidArgument, match=name) as raised:
+            call()
+        assert isinstance(raised.value, LabnoteError) and isinstance(raised.value, ValueError)
+    tree = li.lineage(db, "20260903-maria-ops-retention-question")
+    assert "up" in tree and "down" in tree  # both ways, as the CLI
+
+
+def test_the_package_ships_its_types():
+    from importlib.resources import files
+
+    assert files("labnote_index").joinpath("py.typed").is_file()

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 import labnote_index as li
 from labnote_index.cli import cli
-from labnote_index.fix import PLANNERS
 from labnote_index.registry_views import render_views, write_views
+from labnote_index.repairs import PLANNERS
 
 from .conftest import Repo, cli_as, findings_of, git, open_copy
 
@@ -274,7 +274,7 @@ def test_a_fix_edits_only_the_token_it_repairs(repo: Repo):
 
 
 def test_an_edit_that_would_change_another_value_is_refused():
-    from labnote_index.fix import _token_edit
+    from labnote_index.repairs import _token_edit
 
     raw = b'{"a": 1, "visitor_family": "x", "b": [1, {"c": "}"}]}'
     edited = _token_edit(raw, keys={"visitor_family": "session_family"})
@@ -301,7 +301,7 @@ def close_answered(root: Path) -> list[tuple[Path, Path]]:
 def test_a_directory_swapped_for_a_symlink_after_planning_is_never_followed(
     repo: Repo, tmp_path: Path
 ):
-    from labnote_index import fix as fixes
+    from labnote_index import repairs as fixes
 
     close_answered(repo.root)
     planned = fixes.plan(repo.index(), repo.root, {"lifecycle_bucket"})

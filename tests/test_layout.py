@@ -36,7 +36,7 @@ LAYERS = [
             "report",
             "git",
             "revisions",
-            "fix",
+            "repairs",
             "serve",
             "plugin",
             "plugin.graph",
