@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -250,17 +251,43 @@ def check(
                 revisions.check_transitions(db_path, base_db, chosen)
                 revisions.record_changes(db_path, base_db, str(base))
         else:
+            # The whole repository is indexed: a named file's findings depend on
+            # what it cites. FILES choose what is reported.
             build(
                 target,
                 db_path,
                 full=full,
                 jobs=jobs,
                 enforce_layout=enforce_layout,
-                files=files,
                 progress=progress,
                 settings=settings,
             )
-        return findings(db_path)
+        found = findings(db_path)
+        return on_files(found, target, files) if files else found
+
+
+def on_files(found: Sequence[Finding], repo: Path | str, files: Sequence[str]) -> list[Finding]:
+    """The findings on these files or directories (relative to ``repo``, to the
+    current directory, or absolute, as a pre-commit hook or a shell gives them)."""
+    wanted = [repository_path(Path(repo), name) for name in files]
+    exact = set(wanted)
+    under = tuple(w.rstrip("/") + "/" for w in wanted if w)
+    return [
+        f
+        for f in found
+        if f.file is not None and (f.file in exact or f.file.startswith(under) or "" in exact)
+    ]
+
+
+def repository_path(repo: Path, name: str) -> str:
+    """A path named on the command line, as the index names it (repository-relative)."""
+    path = Path(name)
+    if not path.is_absolute() and not (repo / path).exists() and path.exists():
+        path = Path.cwd() / path  # named from the current directory, not from REPO
+    if path.is_absolute():
+        rel = os.path.relpath(os.path.realpath(path), os.path.realpath(repo))
+        return "" if rel == "." else Path(rel).as_posix()
+    return Path(os.path.normpath(path)).as_posix().removeprefix("./") if name else ""
 
 
 def stored_settings(index: sqlite_utils.Database) -> Settings:

@@ -285,7 +285,10 @@ def check(
     """Check a repository (or an existing index) and report findings.
 
     With REPO the index is built first (same arguments as build); with only
-    --db the existing index is checked again. With --base REV the repository
+    --db the existing index is checked again. FILES (paths relative to REPO
+    or to the current directory) limit what is reported, not what is
+    indexed: the whole repository is indexed, incrementally, and the
+    findings on those files (or under those directories) are shown. With --base REV the repository
     is also compared with that revision, read from git objects without a
     checkout; the index keeps what changed (its changes table, and each
     record's story page in serve).
@@ -338,8 +341,12 @@ def check(
         )
     else:
         with api.index_file(db) as index:
-            _run_build(repo, index, files, settings, full, jobs)
+            # Every file is indexed (what a named file cites is needed to judge
+            # it); FILES limit what is reported, as a pre-commit hook wants.
+            _run_build(repo, index, (), settings, full, jobs)
             found = api.findings(index)
+        if files:
+            found = api.on_files(found, repo, files)
     rows = [f.as_dict() for f in found]
     if fmt == "json":
         click.echo(report.findings_json(rows))

@@ -46,3 +46,33 @@ def test_a_broken_record_is_still_the_record_its_citers_name(history: Repo):
     args = ["check", str(history.root), "--no-db", "--base", "base", "--format", "json"]
     compared = json.loads(CliRunner().invoke(cli, args).output)
     assert not [f for f in compared if f["check"] == "record_deleted"]
+
+
+def test_file_arguments_limit_what_is_reported_not_what_is_indexed(
+    sample_repo: Repo, tmp_path, monkeypatch
+):
+    """A valid record named alone is judged with what it cites (it got five
+    errors: its citations were not indexed); a broken one named alone gets its
+    own findings and no other file's."""
+    clean = "registry/responses/2026/20260903-claude-retention-survey.json"
+    assert (sample_repo.root / clean).is_file()
+    runner = CliRunner()
+    db = str(tmp_path / "i.db")
+
+    def reported(*names: str) -> list[dict]:
+        args = ["check", str(sample_repo.root), "--db", db, "--format", "json", *names]
+        return json.loads(runner.invoke(cli, args).output)
+
+    everything = reported()
+    assert [f for f in everything if f["file"] == clean] == []
+    assert reported(clean) == []
+    broken = next(f["file"] for f in everything if f["check"] == "provenance")
+    mine = reported(broken)
+    assert mine and {f["file"] for f in mine} == {broken}
+    assert mine == [f for f in everything if f["file"] == broken]
+    # Named from the current directory, or as a directory, as a shell gives them.
+    monkeypatch.chdir(sample_repo.root / "registry")
+    assert reported(broken.removeprefix("registry/")) == mine
+    assert {f["file"] for f in reported(str(sample_repo.root / "registry/packets"))} == {
+        f["file"] for f in everything if f["file"] and f["file"].startswith("registry/packets/")
+    }
