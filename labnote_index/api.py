@@ -93,6 +93,8 @@ class Finding:
     field: str | None
     message: str
     hint: str  # the repair direction
+    line: int | None = None  # where in the file (1-based), when known
+    column: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import sqlite_utils
 
 from .errors import LabnoteError
+from .positions import locate
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -31,7 +32,18 @@ if TYPE_CHECKING:
 SEVERITIES = ("error", "warning")
 # A check may be off unless a configuration turns it on (a strict rule).
 DEFAULT_SEVERITIES = (*SEVERITIES, "off")
-FINDING_KEYS = ("check", "severity", "record_type", "record_id", "file", "field", "message", "hint")
+FINDING_KEYS = (
+    "check",
+    "severity",
+    "record_type",
+    "record_id",
+    "file",
+    "field",
+    "message",
+    "hint",
+    "line",  # where in the file, when known (1-based; None otherwise)
+    "column",
+)
 _HEADER = re.compile(r"^--\s*(check|severity|protects|repair|fix):\s*(.+?)\s*$")
 
 
@@ -144,13 +156,14 @@ def run_checks(
                     "fixable": check.fix is not None,
                 }
             )
+    locate(db, findings)
     with db.atomic():
         if replace or "findings" not in db.table_names():
             db.table("findings").drop(ignore=True)
             # In the order people read a finding (JSON output keeps FINDING_KEYS' order).
             people = ("severity", "check", "record_id", "message", "hint", "file", "field")
             columns: dict[str, type] = {"id": int, **{key: str for key in people}}
-            columns.update({"record_type": str, "fixable": bool})
+            columns.update({"record_type": str, "fixable": bool, "line": int, "column": int})
             db.table("findings").create(columns, pk="id")
             db.table("findings").create_index(["file"])
             db.table("findings").create_index(["check"])

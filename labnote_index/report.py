@@ -25,6 +25,8 @@ def findings_text(findings: list[dict[str, Any]]) -> str:
         for f in group:
             where = f" {shown(f['field'])}" if f["field"] else ""
             lines.append(f"  {f['severity']} [{f['check']}]{where}: {shown(f['message'])}")
+            if f.get("line"):  # file:line:column, which editors and terminals follow
+                lines.append(f"      at {shown(file)}:{f['line']}:{f['column'] or 1}")
             lines.append(f"      fix: {shown(f['hint'])}")
     errors = sum(1 for f in findings if f["severity"] == "error")
     files = len({f["file"] for f in findings})
@@ -50,7 +52,10 @@ def findings_github(findings: list[dict[str, Any]], prefix: str = "") -> str:
     lines = []
     for f in findings:
         where = prefix + f["file"] if f["file"] else ""
-        props = f"file={_escape_property(where)},title={_escape_property(f['check'])}"
+        props = f"file={_escape_property(where)}"
+        if f.get("line"):
+            props += f",line={f['line']},col={f['column'] or 1}"
+        props += f",title={_escape_property(f['check'])}"
         where = f"{f['field']}: " if f["field"] else ""
         text = f"{where}{f['message']} (fix: {f['hint']})"
         lines.append(f"::{f['severity']} {props}::{_escape_data(text)}")
@@ -58,6 +63,13 @@ def findings_github(findings: list[dict[str, Any]], prefix: str = "") -> str:
 
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _region(f: dict[str, Any]) -> dict[str, int]:
+    """Where in the file: the finding's line and column, or the file's first line."""
+    if not f.get("line"):
+        return {"startLine": 1}
+    return {"startLine": f["line"], "startColumn": f["column"] or 1}
 
 
 def findings_sarif(findings: list[dict[str, Any]], catalogue: list[Check], prefix: str = "") -> str:
@@ -87,7 +99,7 @@ def findings_sarif(findings: list[dict[str, Any]], catalogue: list[Check], prefi
                 {
                     "physicalLocation": {
                         "artifactLocation": {"uri": quote(prefix + (f["file"] or ""))},
-                        "region": {"startLine": 1},
+                        "region": _region(f),
                     }
                 }
             ],

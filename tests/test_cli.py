@@ -66,7 +66,12 @@ def test_check_github_annotations(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     lines = result.stdout.splitlines()
     assert len(lines) == 8
     benchmarks = "sub/lab/registry/packets/2026/20260911-codex-web-benchmarks.json"
-    assert f"::error file={benchmarks},title=provenance::" in "\n".join(lines)
+    # The line and column of the field's key, as the file has it (source_refs).
+    text = (SAMPLE_REPO / benchmarks.removeprefix("sub/lab/")).read_text().splitlines()
+    line = next(n for n, t in enumerate(text, 1) if t.lstrip().startswith('"source_refs"'))
+    column = text[line - 1].index('"source_refs"') + 1
+    expected = f"::error file={benchmarks},line={line},col={column},title=provenance::"
+    assert expected in "\n".join(lines)
     assert sum(line.startswith("::warning ") for line in lines) == 1
     again = run("check", "--db", tmp_path / "s.db", "--format", "github")  # the index alone
     assert again.stdout == result.stdout

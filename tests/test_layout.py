@@ -29,7 +29,7 @@ LAYERS = [
             "build",
         },
     ),
-    ("checks", {"catalogue", "provenance"}),
+    ("checks", {"positions", "catalogue", "provenance"}),
     (
         "report, git, fix, web",
         {

@@ -76,3 +76,31 @@ def test_file_arguments_limit_what_is_reported_not_what_is_indexed(
     assert {f["file"] for f in reported(str(sample_repo.root / "registry/packets"))} == {
         f["file"] for f in everything if f["file"] and f["file"].startswith("registry/packets/")
     }
+
+
+def test_findings_carry_the_line_and_column_where_they_are_known(sample_repo: Repo, tmp_path):
+    """A JSON syntax error's position, a field's key: in JSON, text, GitHub
+    annotations and SARIF (it was startLine 1 everywhere)."""
+    truncate(sample_repo, PACKET)
+    db = str(tmp_path / "i.db")
+    runner = CliRunner()
+    found = json.loads(
+        runner.invoke(cli, ["check", str(sample_repo.root), "--db", db, "--format", "json"]).output
+    )
+    (broken,) = [f for f in found if f["file"] == PACKET]
+    assert f"at line {broken['line']} column {broken['column']}" in broken["message"]
+    field = next(f for f in found if f["check"] == "provenance")
+    text = (sample_repo.root / field["file"]).read_text().splitlines()
+    key = f'"{field["field"]}"'
+    assert text[field["line"] - 1].index(key) + 1 == field["column"]
+    shown = runner.invoke(cli, ["check", "--db", db]).output
+    assert f"at {field['file']}:{field['line']}:{field['column']}" in shown
+    sarif = json.loads(runner.invoke(cli, ["check", "--db", db, "--format", "sarif"]).output)
+    regions = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r["locations"][0][
+            "physicalLocation"
+        ]["region"]
+        for r in sarif["runs"][0]["results"]
+    }
+    (region,) = [r for uri, r in regions.items() if uri.endswith(PACKET)]  # uri: from the cwd
+    assert region == {"startLine": broken["line"], "startColumn": broken["column"]}
