@@ -15,6 +15,8 @@ the two times is reported (near-linear: at most 12 for ten times the input).
 - superseded  N superseded versions of one role's milestone packet, and the newest
 - base-dups   `check --base` with N copies of one packet at base and at head
 - orphans     the story page of one packet, with N unresolved references elsewhere
+- misspelt    N packets of one date and length, each citing a misspelling of another
+              (each a "did you mean" hint: near-linear, not all pairs)
 
     python bench/scaling.py [--sizes 1000 10000]
 """
@@ -195,6 +197,13 @@ def orphans(root: Path, n: int) -> None:
         _write(root, f"registry/packets/2025/20250301-ops-p{i}.json", packet)
 
 
+def misspelt(root: Path, n: int) -> None:
+    for i in range(n):
+        cited = f"20250301-ops-p{(i + 1) % n}"[:-1] + "x"  # one edit from another's ID
+        packet = _packet(i, content_origin="model_generated", derivative_of=[cited])
+        _write(root, f"registry/packets/2025/20250301-ops-p{i}.json", packet)
+
+
 SHAPES: dict[str, Callable[[Path, int], None]] = {
     "tags": tags,
     "thread": thread,
@@ -203,6 +212,7 @@ SHAPES: dict[str, Callable[[Path, int], None]] = {
     "duplicates": duplicates,
     "locked": locked,
     "superseded": superseded,
+    "misspelt": misspelt,
 }
 # Shapes measured by a command other than a build and check of their own.
 QUERIED: dict[str, Callable[[Path, int], None]] = {

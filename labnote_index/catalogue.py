@@ -25,6 +25,7 @@ import sqlite_utils
 
 from .errors import LabnoteError
 from .positions import locate
+from .suggest import suggest
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -157,6 +158,7 @@ def run_checks(
                 }
             )
     locate(db, findings)
+    suggest(db, findings)
     with db.atomic():
         if replace or "findings" not in db.table_names():
             db.table("findings").drop(ignore=True)

@@ -18,6 +18,7 @@ import sqlite_utils
 from .errors import LabnoteError
 from .index_file import indexed_repository
 from .paths import displayable, storable
+from .suggest import record_names
 
 DIRECTIONS = ("up", "down", "both")
 # How much of a lineage is drawn: deep and wide enough for any real provenance,
@@ -71,7 +72,11 @@ def _reachable(db: sqlite_utils.Database, start: str, direction: str) -> list[tu
 
 
 class NodeNotFound(LabnoteError):
-    pass
+    """No node has that name; ``near`` is the existing ID nearest to it, if any."""
+
+    def __init__(self, message: str, near: str | None = None) -> None:
+        super().__init__(message)
+        self.near = near
 
 
 def find_node(db: sqlite_utils.Database, key: str) -> str:
@@ -92,9 +97,12 @@ def find_node(db: sqlite_utils.Database, key: str) -> str:
             rows = _named(db, Path(rel).as_posix())
     if not rows:
         where = f" in the index of {repo}" if repo else ""
+        near = record_names(db).nearest(key)
+        mean = f"; did you mean {near!r}?" if near else ""
         raise NodeNotFound(
             f"no record ID, record file or handoff packet directory {key!r}{where} "
-            "(paths are relative to the repository root)"
+            f"(paths are relative to the repository root){mean}",
+            near,
         )
     if len(rows) > 1:
         names = ", ".join(sorted(r["node"] for r in rows))

@@ -29,7 +29,7 @@ LAYERS = [
             "build",
         },
     ),
-    ("checks", {"positions", "catalogue", "provenance"}),
+    ("checks", {"positions", "suggest", "catalogue", "provenance"}),
     (
         "report, git, fix, web",
         {

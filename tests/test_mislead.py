@@ -104,3 +104,30 @@ def test_findings_carry_the_line_and_column_where_they_are_known(sample_repo: Re
     }
     (region,) = [r for uri, r in regions.items() if uri.endswith(PACKET)]  # uri: from the cwd
     assert region == {"startLine": broken["line"], "startColumn": broken["column"]}
+
+
+def test_an_id_that_names_nothing_is_told_the_one_it_nearly_names(sample_repo: Repo, tmp_path):
+    """Case, whitespace, a confusable letter, one or two edits: the hint names the
+    ID (it said only "create the missing record"); so do lineage and the story page."""
+    from labnote_index.suggest import Names
+
+    names = Names([PACKET_ID, "20260901-other-thing", "retention"])
+    assert names.nearest(PACKET_ID.upper()) == PACKET_ID
+    assert names.nearest(f" {PACKET_ID}\n") == PACKET_ID
+    assert names.nearest(PACKET_ID.replace("retention", "retent1on")) == PACKET_ID
+    assert names.nearest(PACKET_ID.replace("question", "questoin")) == PACKET_ID  # two edits
+    assert names.nearest(PACKET_ID.replace("question", "qstn")) is None  # four: not near
+    assert names.nearest("20261231-unrelated-name") is None
+    misspelt = PACKET_ID.replace("question", "questio")
+    response = sample_repo.first("registry/responses/*/*.json")
+    sample_repo.edit(response, source_packet_id=misspelt)
+    db = tmp_path / "i.db"
+    args = ["check", str(sample_repo.root), "--db", str(db), "--format", "json"]
+    found = json.loads(CliRunner().invoke(cli, args).output)
+    (told,) = [f for f in found if f["file"] == response and f["check"] == "reference_unresolved"]
+    assert told["hint"].startswith(f"did you mean {PACKET_ID!r}?")
+    lineage = CliRunner().invoke(cli, ["lineage", misspelt, "--db", str(db)])
+    assert lineage.exit_code == 2 and f"did you mean {PACKET_ID!r}?" in lineage.output
+    (page,) = fetch(db, f"/i/-/story?node={misspelt}")
+    assert page.status_code == 404 and "<h1>Story</h1>" in page.text
+    assert "Did you mean" in page.text and f"node={PACKET_ID}" in page.text

@@ -355,13 +355,13 @@ async def _for_node(
         raise NotFound(f"{database} is not a labnote index: {page} pages are for labnote indexes")
     key = request.args.get("node", "")
     if not key.strip() or len(key) > MAX_NODE_NAME:
-        return await _lineage_help(datasette, request, database, key)
+        return await _lineage_help(datasette, request, database, key, page)
     try:
         found = await datasette.get_database(database).execute_fn(
             lambda conn: compute(sqlite_utils.Database(conn), key)
         )
-    except provenance.NodeNotFound:
-        return await _lineage_help(datasette, request, database, key)
+    except provenance.NodeNotFound as exc:
+        return await _lineage_help(datasette, request, database, key, page, exc.near)
     return database, found
 
 
@@ -394,12 +394,25 @@ async def lineage_page(datasette: Any, request: Any) -> Response:
     return _page(html)
 
 
-async def _lineage_help(datasette: Any, request: Any, database: str, key: str) -> Response:
-    """What a lineage page takes, when it was given nothing, or nothing it knows."""
+async def _lineage_help(
+    datasette: Any, request: Any, database: str, key: str, page: str, near: str | None = None
+) -> Response:
+    """What a lineage or story page takes, when it was given nothing, or nothing
+    it knows (and the nearest name it does know, if one is near)."""
     shown_key = key if len(key) <= 200 else key[:200] + f"... ({len(key)} characters)"
+    near_url = (
+        datasette.urls.path(f"/{quote(database)}/-/{page}?node={quote(near)}") if near else None
+    )
     html = await datasette.render_template(
         "labnote_lineage_help.html",
-        {"database": database, "key": shown_key, "empty": not key.strip()},
+        {
+            "database": database,
+            "key": shown_key,
+            "empty": not key.strip(),
+            "page": page,
+            "near": near,
+            "near_url": near_url,
+        },
         request=request,
     )
     return _page(html, status=404)
