@@ -241,7 +241,8 @@ class _Tree:
                 except OSError as exc:
                     if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                         where = "/".join(walked)
-                        raise OSError(exc.errno, f"{where} is a symlink: never followed") from exc
+                        why = f"{where} is a symlink or not a directory: never followed"
+                        raise OSError(exc.errno, why) from exc
                     raise
                 opened.append(current)
             yield current
