@@ -52,7 +52,7 @@ from .tempfiles import remove_abandoned, temp_name
 from .text import findings_phrase, plural
 
 # Bump when the tables change: an index of another format is rebuilt in full.
-INDEX_FORMAT = 8
+INDEX_FORMAT = 9
 
 
 # Tables holding rows made from one file, and the column naming that file
@@ -60,6 +60,7 @@ INDEX_FORMAT = 8
 PER_FILE = [
     ("files", "path"),
     ("record_json", "file"),
+    ("handoff_json", "file"),
     ("records", "file"),
     *[(rt.table, "file") for rt in RECORD_TYPES.values()],
     ("refs", "source_file"),

@@ -508,3 +508,21 @@ def _value_end(text: str, i: int) -> int:
         if depth == 0:
             return i
     raise ValueError("unterminated value")
+
+
+def array_entries(text: str, start: int, end: int) -> list[int]:
+    """Where each entry of the JSON array written at text[start:end] begins (none
+    when it is not an array). One pass over it, without recursion."""
+    if text[start : start + 1] != "[":
+        return []
+    found: list[int] = []
+    try:
+        i = _skip_space(text, start + 1)
+        while i < end and text[i] != "]":
+            found.append(i)
+            i = _skip_space(text, _value_end(text, i))
+            if text[i : i + 1] == ",":
+                i = _skip_space(text, i + 1)
+    except (ValueError, IndexError):
+        return found
+    return found

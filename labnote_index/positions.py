@@ -3,7 +3,8 @@ names, or of a JSON syntax error, for editors, GitHub annotations and SARIF.
 
 Only files with findings are looked at, after the checks ran (off the build's
 fast path), and only from the index: a record's text is in ``record_json``, a
-syntax error's position in its message. Nothing is read from disk.
+manifest's or lock's in ``handoff_json``, a syntax error's position in its
+message. Nothing is read from disk.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ from typing import Any
 
 import sqlite_utils
 
+from .parse import array_entries as entries
 from .parse import top_level_members
 
 # Where a JSON syntax error is, as parse.py words it ("at line 29 column 1").
 _SYNTAX = re.compile(r"\bat line (\d+) column (\d+)\b")
-# A finding's field names a top-level key first: "tags[1]", "input_packets[0].manifest".
-_TOP_KEY = re.compile(r"[^\[.]+")
+# A finding's field names a top-level key first, and maybe an entry of it:
+# "tags[1]", "input_packets[0].manifest".
+_FIELD = re.compile(r"([^\[.]+)(?:\[(\d{1,6})\])?")
 
 
 def locate(db: sqlite_utils.Database, findings: list[dict[str, Any]]) -> None:
@@ -31,26 +34,41 @@ def locate(db: sqlite_utils.Database, findings: list[dict[str, Any]]) -> None:
         if syntax:
             f["line"], f["column"] = int(syntax.group(1)), int(syntax.group(2))
             continue
-        top = _TOP_KEY.match(f.get("field") or "")
-        at = keys.get(f.get("file") or "", {}).get(top.group(0)) if top else None
+        top = _FIELD.match(f.get("field") or "")
+        spots = keys.get(f.get("file") or "", {})
+        at = None
+        if top and top.group(2) is not None:  # an entry of an array: where it begins
+            at = spots.get((top.group(1), int(top.group(2))))
+        if top and at is None:
+            at = spots.get(top.group(1))
         if at:
             f["line"], f["column"] = at
 
 
-def _key_positions(db: sqlite_utils.Database, files: list[str]) -> dict[str, dict[str, tuple]]:
-    """For each record file: where each top-level key is written (its first time)."""
-    found: dict[str, dict[str, tuple[int, int]]] = {}
+def _key_positions(db: sqlite_utils.Database, files: list[str]) -> dict[str, dict[Any, tuple]]:
+    """For each record, manifest or lock file: where each top-level key is written
+    (its first time), and, for a key holding an array, where each entry begins
+    (keyed (key, index))."""
+    found: dict[str, dict[Any, tuple[int, int]]] = {}
     for at in range(0, len(files), 500):
         chunk = files[at : at + 500]
         marks = ", ".join("?" * len(chunk))
-        sql = f"SELECT file, json FROM record_json WHERE file IN ({marks})"
-        for row in db.query(sql, chunk):
-            members = top_level_members(row["json"] or "") or []
-            text, spots = row["json"], {}
-            for m in members:
-                if m.key not in spots:
-                    line = text.count("\n", 0, m.key_start) + 1
-                    column = m.key_start - (text.rfind("\n", 0, m.key_start) + 1) + 1
-                    spots[m.key] = (line, column)
+        sql = (
+            f"SELECT file, json FROM record_json WHERE file IN ({marks}) "
+            f"UNION ALL SELECT file, json FROM handoff_json WHERE file IN ({marks})"
+        )
+        for row in db.query(sql, chunk + chunk):
+            text = row["json"] or ""
+            spots: dict[Any, tuple[int, int]] = {}
+            for m in top_level_members(text) or []:
+                if m.key in spots:
+                    continue
+                spots[m.key] = _line_column(text, m.key_start)
+                for n, start in enumerate(entries(text, m.value_start, m.value_end)):
+                    spots[(m.key, n)] = _line_column(text, start)
             found[row["file"]] = spots
     return found
+
+
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1

@@ -202,6 +202,8 @@ class FileLoader:
         file_row["record_type"] = kind
         packet_dir = parent_dir(path)
         problems = list(parsed.problems)
+        if parsed.text is not None:
+            rows.add("handoff_json", {"file": path, "json": parsed.text})
         if parsed.data is not None:
             problems += handoff.validate_handoff(kind, parsed.data)
             if kind == "handoff_manifest":

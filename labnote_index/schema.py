@@ -285,6 +285,11 @@ def create_tables(db: sqlite_utils.Database) -> None:
     db.table("record_json").create(
         {"file": str, "json": str}, pk="file", foreign_keys=[("file", "files", "path")]
     )
+    # Each handoff manifest's, template's and lock's JSON as read: where in it a
+    # finding is (positions.py) is found from it, never by reading the file again.
+    db.table("handoff_json").create(
+        {"file": str, "json": str}, pk="file", foreign_keys=[("file", "files", "path")]
+    )
     db.table("generated_views").create({"path": str, "sha256": str, "content": str}, pk="path")
     # What changed since a base revision, when the index was built by a comparison
     # (check or diff with --base; build_info names the base); empty otherwise.

@@ -131,3 +131,20 @@ def test_an_id_that_names_nothing_is_told_the_one_it_nearly_names(sample_repo: R
     (page,) = fetch(db, f"/i/-/story?node={misspelt}")
     assert page.status_code == 404 and "<h1>Story</h1>" in page.text
     assert "Did you mean" in page.text and f"node={PACKET_ID}" in page.text
+
+
+def test_a_manifest_finding_is_located_at_its_input_packet_entry(sample_repo: Repo, tmp_path):
+    args = ["check", str(sample_repo.root), "--db", str(tmp_path / "i.db"), "--format", "json"]
+    found = json.loads(CliRunner().invoke(cli, args).output)
+    (entry,) = [f for f in found if f["check"] == "input_packet_unresolved"]
+    assert entry["field"].startswith("input_packets[")
+    index = int(entry["field"].split("[", 1)[1].split("]", 1)[0])
+    text = (sample_repo.root / entry["file"]).read_text()
+    data_line = text.splitlines()[entry["line"] - 1]
+    # The entry's own opening brace, at that line and column: the index-th of the array.
+    assert data_line[entry["column"] - 1] == "{"
+    before = (
+        "\n".join(text.splitlines()[: entry["line"] - 1]) + "\n" + data_line[: entry["column"] - 1]
+    )
+    array = before[before.index('"input_packets"') :]
+    assert array.count("{") == array.count("}") == index  # the entries before it, closed
