@@ -272,12 +272,12 @@ def on_files(found: Sequence[Finding], repo: Path | str, files: Sequence[str]) -
     """The findings on these files or directories (relative to ``repo``, to the
     current directory, or absolute, as a pre-commit hook or a shell gives them)."""
     wanted = [repository_path(Path(repo), name) for name in files]
-    exact = set(wanted)
+    exact, whole = set(wanted), "" in wanted  # "" names the whole repository
     under = tuple(w.rstrip("/") + "/" for w in wanted if w)
     return [
         f
         for f in found
-        if f.file is not None and (f.file in exact or f.file.startswith(under) or "" in exact)
+        if f.file is not None and (whole or f.file in exact or f.file.startswith(under))
     ]
 
 
@@ -287,9 +287,9 @@ def repository_path(repo: Path, name: str) -> str:
     if not path.is_absolute() and not (repo / path).exists() and path.exists():
         path = Path.cwd() / path  # named from the current directory, not from REPO
     if path.is_absolute():
-        rel = os.path.relpath(os.path.realpath(path), os.path.realpath(repo))
-        return "" if rel == "." else Path(rel).as_posix()
-    return Path(os.path.normpath(path)).as_posix().removeprefix("./") if name else ""
+        path = Path(os.path.relpath(os.path.realpath(path), os.path.realpath(repo)))
+    rel = Path(os.path.normpath(path)).as_posix()
+    return "" if rel == "." else rel  # the whole repository
 
 
 def stored_settings(index: sqlite_utils.Database) -> Settings:
@@ -451,7 +451,7 @@ def fix(
         views_follow = (chosen is None or "view_stale" in chosen) and any(
             r.check != "view_stale" for r in planned.repairs
         )
-        views_follow = views_follow and bool(index.table("files").count_where("kind = 'view'"))
+        views_follow = views_follow and views_.commits_views(index)
         if not apply or not planned.repairs:
             return FixReport(planned, False, [], [], [], views_follow=views_follow)
         apply_fixes(planned, repo)

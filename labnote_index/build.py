@@ -272,7 +272,7 @@ class _Build:
             # Views describe the whole registry, not a chosen few files; they are
             # worked out only for a repository that commits them (to find stale
             # ones), and again only when a record changed: they are made of records.
-            committed = not files and db.table("files").count_where("kind = 'view'")
+            committed = not files and views.commits_views(db)
             if not committed or records_changed or not db.table("generated_views").count:
                 db.table("generated_views").delete_where()
                 if committed:

@@ -86,13 +86,7 @@ def refresh_artifacts(db: sqlite_utils.Database, sandbox: Sandbox, jobs: int = 1
     (read over up to ``jobs`` processes). Stored rows are compared as they stream
     by: memory holds what changed, not every artifact (435,000 at the largest
     size benchmarked)."""
-    stale = [
-        path
-        for path, size, mtime_ns, ctime_ns, inode, status, sha256 in db.execute(
-            "SELECT path, size, mtime_ns, ctime_ns, inode, status, sha256 FROM artifacts"
-        )
-        if not _unchanged(sandbox, path, (size, mtime_ns, ctime_ns, inode), status, sha256)
-    ]
+    stale = list(_stale_artifacts(db, sandbox))
     gone = [
         path
         for (path,) in db.execute(
@@ -156,8 +150,15 @@ class ArtifactWriter:
 def artifacts_unchanged(db: sqlite_utils.Database, sandbox: Sandbox) -> bool:
     """Whether every stored artifact row still describes what is on disk (the
     records naming them being unchanged too, no other artifact is wanted)."""
+    return next(_stale_artifacts(db, sandbox), None) is None
+
+
+def _stale_artifacts(db: sqlite_utils.Database, sandbox: Sandbox) -> Iterator[str]:
+    """The stored artifact rows that no longer describe what is on disk, by path."""
     rows = db.execute("SELECT path, size, mtime_ns, ctime_ns, inode, status, sha256 FROM artifacts")
-    return all(_unchanged(sandbox, row[0], row[1:5], row[5], row[6]) for row in rows)
+    for path, size, mtime_ns, ctime_ns, inode, status, sha256 in rows:
+        if not _unchanged(sandbox, path, (size, mtime_ns, ctime_ns, inode), status, sha256):
+            yield path
 
 
 def _unchanged(

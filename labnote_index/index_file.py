@@ -31,31 +31,30 @@ class NoIndex(NotAnIndex):
     """Nothing at all where an index should be."""
 
 
-def has_index_header(path: Path) -> bool:
-    """Whether a file begins with the SQLite header of a labnote index (our
-    application_id): from its first 100 bytes, without opening it as a database."""
+def _header(path: Path) -> bytes:
+    """A file's SQLite header (its first 100 bytes; fewer, or none, for a file
+    that is not a database), read without following a symlink."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
-        return False
+        return b""
     with open(fd, "rb") as handle:
         header = handle.read(100)
-    return (
-        len(header) == 100
-        and header.startswith(SQLITE_MAGIC)
-        and int.from_bytes(header[68:72], "big") == APPLICATION_ID
-    )
+    return header if len(header) == 100 and header.startswith(SQLITE_MAGIC) else b""
+
+
+def has_index_header(path: Path) -> bool:
+    """Whether a file begins with the SQLite header of a labnote index (our
+    application_id): from its first 100 bytes, without opening it as a database."""
+    header = _header(path)
+    return bool(header) and int.from_bytes(header[68:72], "big") == APPLICATION_ID
 
 
 def is_labnote_index(path: Path) -> bool:
     """Whether a regular file is a labnote index: our application_id in its SQLite
     header, or (an index made before there was one) our build_info table."""
-    try:
-        with open(path, "rb") as handle:
-            header = handle.read(100)
-    except OSError:
-        return False
-    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
+    header = _header(path)
+    if not header:
         return False
     if int.from_bytes(header[68:72], "big") == APPLICATION_ID:
         return True

@@ -227,20 +227,25 @@ def _running(pid: int, born: str | None) -> bool:
     worker server, which they hold open) until the caller gave up."""
     if born is None:  # no /proc: the process ID is all there is
         return owner_alive(pid)
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return False
-    return fields[0] not in ("Z", "X") and fields[19] == born
+    fields = _proc_stat(pid)
+    return fields is not None and fields[0] not in ("Z", "X") and fields[19] == born
 
 
 def _started_at(pid: int) -> str | None:
     """When a process started (Linux), so that a reused process ID is not taken
     for the build."""
+    fields = _proc_stat(pid)
+    return fields[19] if fields is not None else None
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (Linux): its state
+    first, its start time 20th. None when there is no such process (or no /proc)."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
+    return fields if len(fields) > 19 else None
 
 
 def _write_shard(shard: str, chunk: Sequence[T], write: Writer[T]) -> int:

@@ -133,6 +133,12 @@ def render_views(db: sqlite_utils.Database) -> dict[str, str]:
     return views
 
 
+def commits_views(db: sqlite_utils.Database) -> bool:
+    """Whether the indexed repository commits its views (any of them): only then
+    are they worked out at build time, checked for staleness and fixed."""
+    return bool(db.table("files").count_where("kind = 'view'"))
+
+
 class RecordsUnreadable(LabnoteError):
     """Views cannot be made while records they would hold cannot be read."""
 

@@ -38,7 +38,7 @@ from .formats import HANDOFF_MANIFEST, LEGACY_FIELDS, PACKET_LOCK, RECORD_TYPE_B
 from .models import RFC3339_RE
 from .parse import UTF8_BOM, parse_json_bytes, top_level_members
 from .paths import parent_dir
-from .registry_views import refusal, unreadable_records
+from .registry_views import commits_views, refusal, unreadable_records
 from .tempfiles import remove_abandoned, temp_name, temporary_directory
 from .text import shown
 
@@ -250,31 +250,29 @@ class _Tree:
             for fd in opened:
                 os.close(fd)
 
+    @contextmanager
+    def entry(self, path: str, create: bool = False) -> Iterator[tuple[int, str]]:
+        """The descriptor of ``path``'s directory (see ``directory``), and its name there."""
+        with self.directory(parent_dir(path), create) as parent:
+            yield parent, path.rsplit("/", 1)[-1]
+
     def move(self, source: str, target: str) -> None:
         """Rename ``source`` to ``target`` without ever replacing what is there."""
         if source == target:
             return
-        with (
-            self.directory(parent_dir(source)) as src,
-            self.directory(parent_dir(target), create=True) as dst,
-        ):
-            name = source.rsplit("/", 1)[-1]
+        with self.entry(source) as (src, name), self.entry(target, create=True) as (dst, new):
             if not stat.S_ISREG(os.stat(name, dir_fd=src, follow_symlinks=False).st_mode):
                 raise OSError(errno.EINVAL, f"{source} is no longer a regular file")
-            os.link(
-                name,
-                target.rsplit("/", 1)[-1],
-                src_dir_fd=src,
-                dst_dir_fd=dst,
-                follow_symlinks=False,
-            )  # fails, rather than replace, if something is there
+            # A link fails, rather than replace, if something is there.
+            os.link(name, new, src_dir_fd=src, dst_dir_fd=dst, follow_symlinks=False)
             os.unlink(name, dir_fd=src)
 
-    def read(self, path: str) -> bytes:
-        with self.directory(parent_dir(path)) as parent:
-            fd = os.open(path.rsplit("/", 1)[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=parent)
+    def read(self, path: str) -> tuple[bytes, int]:
+        """A file's content and permission bits (of the one file opened, never a link)."""
+        with self.entry(path) as (parent, name):
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=parent)
             with open(fd, "rb") as handle:
-                return handle.read()
+                return handle.read(), stat.S_IMODE(os.fstat(fd).st_mode)
 
 
 def _apply(repair: Repair, tree: _Tree, private: Callable[[], str]) -> None:
@@ -299,31 +297,27 @@ def _write(repair: Repair, tree: _Tree, private: Callable[[], str]) -> None:
     the plan was made."""
     assert repair.content is not None
     exists = repair.before is not None  # None: no file there when planned
-    if exists and tree.read(repair.file) != repair.before:
-        raise OSError(errno.EAGAIN, f"{repair.file} changed since the fix was planned")
+    if exists:
+        current, mode = tree.read(repair.file)
+        if current != repair.before:
+            raise OSError(errno.EAGAIN, f"{repair.file} changed since the fix was planned")
     name = temp_name("fix")
     with tree.directory(private()) as temp_dir:
-        fd = os.open(
-            name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=temp_dir
-        )
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        fd = os.open(name, flags, 0o644, dir_fd=temp_dir)
         try:
             with open(fd, "wb") as handle:
                 handle.write(repair.content)
-                if exists:
-                    with tree.directory(parent_dir(repair.file)) as src:
-                        mode = os.stat(
-                            repair.file.rsplit("/", 1)[-1], dir_fd=src, follow_symlinks=False
-                        ).st_mode
-                    os.fchmod(handle.fileno(), stat.S_IMODE(mode))
-            with tree.directory(parent_dir(repair.final), create=True) as final_dir:
-                final = repair.final.rsplit("/", 1)[-1]
+                if exists:  # a new file gets the mode any new file gets (the umask applies)
+                    os.fchmod(handle.fileno(), mode)
+            with tree.entry(repair.final, create=True) as (final_dir, final):
                 if exists and repair.final == repair.file:  # the file it was checked to be
                     os.replace(name, final, src_dir_fd=temp_dir, dst_dir_fd=final_dir)
                 else:  # a link fails, rather than replace, if something is there
                     os.link(name, final, src_dir_fd=temp_dir, dst_dir_fd=final_dir)
                     if exists:
-                        with tree.directory(parent_dir(repair.file)) as src:
-                            os.unlink(repair.file.rsplit("/", 1)[-1], dir_fd=src)
+                        with tree.entry(repair.file) as (src, source):
+                            os.unlink(source, dir_fd=src)
         finally:
             with suppress(FileNotFoundError):
                 os.unlink(name, dir_fd=temp_dir)
@@ -552,7 +546,7 @@ def _into_year(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Refus
 @planner("view_stale")
 def _regenerate_views(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Refusal]:
     unreadable = unreadable_records(db)
-    if unreadable and db.table("files").count_where("kind = 'view'"):
+    if unreadable and commits_views(db):
         yield Refusal("view_stale", "registry/", refusal(unreadable))
         return
     rows = db.query(

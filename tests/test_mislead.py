@@ -70,6 +70,9 @@ def test_file_arguments_limit_what_is_reported_not_what_is_indexed(
     mine = reported(broken)
     assert mine and {f["file"] for f in mine} == {broken}
     assert mine == [f for f in everything if f["file"] == broken]
+    # The repository itself, named "." or by its path: every finding on a file.
+    on_files = [f for f in everything if f["file"]]
+    assert reported(".") == reported(str(sample_repo.root)) == on_files
     # Named from the current directory, or as a directory, as a shell gives them.
     monkeypatch.chdir(sample_repo.root / "registry")
     assert reported(broken.removeprefix("registry/")) == mine
