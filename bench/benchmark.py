@@ -46,7 +46,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SCHEMAS = ROOT / "labnote_index" / "schemas"  # the v1 schemas, packaged
+SCHEMAS = ROOT / "labnote_index" / "format" / "schemas"  # the v1 schemas, packaged
 sys.path.insert(0, str(ROOT))
 
 from bench.generate import generate  # noqa: E402
@@ -56,7 +56,7 @@ def default_jobs() -> int:
     """The processes labnote-index uses here, asked of it in a process of its own:
     importing it here would grow this process, and so the peak RSS that every
     child started from it reports."""
-    code = "from labnote_index.parallel import default_jobs; print(default_jobs())"
+    code = "from labnote_index.index.parallel import default_jobs; print(default_jobs())"
     return int(subprocess.run([sys.executable, "-c", code], capture_output=True).stdout)
 
 

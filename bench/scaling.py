@@ -224,7 +224,7 @@ QUERIED: dict[str, Callable[[Path, int], None]] = {
 
 STORY = """
 import asyncio, sys
-from labnote_index.serve import make_datasette
+from labnote_index.web.serve import make_datasette
 page = asyncio.run(make_datasette(sys.argv[1]).client.get(sys.argv[2]))
 assert page.status_code == 200, page.status_code
 """

@@ -116,7 +116,7 @@ def checks(db_path: Path) -> float:
     """Seconds the whole check catalogue takes on an existing index (one process)."""
     import sqlite_utils
 
-    from labnote_index.catalogue import load_checks, run_checks
+    from labnote_index.checks.catalogue import load_checks, run_checks
 
     db = sqlite_utils.Database(db_path)
     catalogue = load_checks()

@@ -17,7 +17,6 @@ from .api import (
     Direction,
     Finding,
     FixReport,
-    IndexDamaged,
     Orphan,
     Severity,
     Tree,
@@ -37,20 +36,37 @@ from .api import (
     views,
     write_views,
 )
-from .build import BuildResult, IndexWriteError, NotARepository, RepositoryError
-from .errors import InvalidArgument, LabnoteError
-from .git import RevisionError, RevisionNotFound
-from .index_file import NoIndex, NotAnIndex
-from .parallel import WorkerError
+from .errors import (
+    CheckFileError,
+    ConfigError,
+    IndexDamaged,
+    IndexWriteError,
+    InvalidArgument,
+    LabnoteError,
+    NodeNotFound,
+    NoIndex,
+    NotAGitRepository,
+    NotAnIndex,
+    NotARepository,
+    RecordsUnreadable,
+    RepositoryError,
+    RevisionError,
+    RevisionNotFound,
+    RevisionRefused,
+    ServeError,
+    ViewPathError,
+    WorkerError,
+)
+from .index.build import BuildResult
 from .progress import Progress
-from .provenance import NodeNotFound
-from .registry_views import RecordsUnreadable, ViewPathError
 
 __all__ = [
-    "DEFAULT_DB",
     "Branch",
     "BuildResult",
     "Change",
+    "CheckFileError",
+    "ConfigError",
+    "DEFAULT_DB",
     "Direction",
     "Finding",
     "FixReport",
@@ -60,6 +76,7 @@ __all__ = [
     "LabnoteError",
     "NoIndex",
     "NodeNotFound",
+    "NotAGitRepository",
     "NotARepository",
     "NotAnIndex",
     "Orphan",
@@ -68,6 +85,8 @@ __all__ = [
     "RepositoryError",
     "RevisionError",
     "RevisionNotFound",
+    "RevisionRefused",
+    "ServeError",
     "Severity",
     "Tree",
     "ViewPathError",
@@ -77,8 +96,8 @@ __all__ = [
     "check",
     "diff",
     "fails",
-    "fix",
     "findings",
+    "fix",
     "lineage",
     "open_index",
     "orphans",

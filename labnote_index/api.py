@@ -19,26 +19,25 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 import sqlite_utils
 
-from . import catalogue as catalogue_
-from . import git, revisions
-from . import provenance as lineage_
-from . import registry_views as views_
-from .build import BuildResult, build_index
-from .errors import InvalidArgument, LabnoteError, one_of
-from .index_file import check_index_path, index_damage, indexed_repository
+from .checks import catalogue as catalogue_
+from .compare import git, revisions
+from .errors import ConfigError, IndexDamaged, InvalidArgument, RevisionNotFound, one_of
+from .index import registry_views as views_
+from .index.build import BuildResult, build_index
+from .index.index_file import check_index_path, index_damage, indexed_repository
+from .index.tempfiles import temporary_directory
 from .progress import Progress
-from .settings import (
+from .queries import lineage as lineage_
+from .read.settings import (
     WORKING_TREE,
-    ConfigError,
     Settings,
     declared_config,
     load_settings,
     working_tree_reader,
 )
-from .tempfiles import temporary_directory
 
 if TYPE_CHECKING:
-    from . import repairs as fixes
+    from .repair import repairs as fixes
 
 DEFAULT_DB = "labnote.db"
 DIRECTIONS = lineage_.DIRECTIONS
@@ -97,6 +96,7 @@ class Finding:
     column: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        """The finding as a plain dict, keys in FINDING_KEYS' order."""
         return asdict(self)
 
 
@@ -247,7 +247,7 @@ def check(
     with index_file(db) as db_path:
         if base is not None or head is not None:
             if base is None:
-                raise git.RevisionNotFound("a comparison needs a base revision")
+                raise RevisionNotFound("a comparison needs a base revision")
             chosen = settings or configuration(target, base=base)
             with _revisions(target, base, head, db_path, chosen, full, jobs, progress) as base_db:
                 revisions.check_transitions(db_path, base_db, chosen)
@@ -378,10 +378,6 @@ def views(db: Path | str) -> dict[str, str]:
     return views_.current_views(open_index(db))
 
 
-class IndexDamaged(LabnoteError):
-    """An index SQLite's own check finds damaged."""
-
-
 def serve(
     db: Path | str, host: str = "127.0.0.1", port: int = 8001, open_browser: bool = False
 ) -> None:
@@ -391,7 +387,7 @@ def serve(
     damage = index_damage(Path(db))
     if damage:
         raise IndexDamaged(f"the index {db} is damaged ({damage}): build it again with --full")
-    from .serve import serve as run_server  # Datasette is imported only to serve
+    from .web.serve import serve as run_server  # Datasette is imported only to serve
 
     run_server(Path(db), host, port, open_browser)
 
@@ -432,8 +428,8 @@ def fix(
 ) -> FixReport:
     """Plan the mechanical repairs of ``repo``'s findings (only those of ``checks``,
     when given); with ``apply``, carry them out, then index and check again."""
-    from .repairs import apply as apply_fixes  # only this command writes to the repository
-    from .repairs import plan as plan_fixes
+    from .repair.repairs import apply as apply_fixes  # only this command writes to the repository
+    from .repair.repairs import plan as plan_fixes
 
     repo = Path(repo)
     _jobs(jobs)

@@ -14,10 +14,10 @@ from typing import Any, cast
 
 import click
 
-from . import api, interrupts, report
-from .build import BuildResult
-from .errors import LabnoteError
-from .index_file import NoIndex, NotAnIndex
+from . import api, interrupts
+from .errors import LabnoteError, NoIndex, NotAnIndex
+from .index.build import BuildResult
+from .output import report
 from .progress import Progress
 from .text import plural, shown
 
@@ -49,6 +49,8 @@ class LabnoteGroup(click.Group):
     SIGTERM to 143, each saying what had been changed."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Run a command with SIGTERM unwound as an interruption, and map what
+        goes wrong to the exit codes the README documents."""
         interrupts.forget()
         main = threading.current_thread() is threading.main_thread()
         before = signal.signal(signal.SIGTERM, interrupts.raise_terminated) if main else None

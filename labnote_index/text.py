@@ -5,6 +5,7 @@ At the bottom of the package: reports, lineage trees and diffs all use it.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -33,3 +34,15 @@ def findings_phrase(errors: int, warnings: int, files: int) -> str:
         return "no findings"
     counts = f"{plural(errors, 'error')} and {plural(warnings, 'warning')}"
     return f"{counts} in {plural(files, 'file')}"
+
+
+def parent_dir(path: str) -> str:
+    """The directory of a repository-relative path ("" at the root)."""
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def as_text(value: Any) -> str | None:
+    """A value for a text column: strings as they are, anything else as JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)

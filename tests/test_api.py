@@ -12,7 +12,7 @@ import pytest
 
 import labnote_index as li
 
-from .conftest import ROOT, SAMPLE_REPO, git
+from .helpers import ROOT, SAMPLE_REPO, git
 
 
 def readme_example() -> str:

@@ -19,7 +19,7 @@ import pytest
 
 from labnote_index.api import build as build_index
 
-from .conftest import SAMPLE_REPO
+from .helpers import SAMPLE_REPO
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [

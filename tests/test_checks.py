@@ -12,11 +12,17 @@ import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
-from labnote_index.catalogue import CheckFileError, load_checks, parse_check, run_checks
+from labnote_index.checks.catalogue import (
+    CheckFileError,
+    _validation_checks,
+    load_checks,
+    parse_check,
+    run_checks,
+)
 from labnote_index.cli import cli
-from labnote_index.settings import Settings
+from labnote_index.read.settings import Settings
 
-from .conftest import SAMPLE_REPO, Repo, findings_of
+from .helpers import SAMPLE_REPO, Repo, findings_of
 
 # ---- one planted defect per check: (check id, mutation returning the file it damaged)
 
@@ -256,7 +262,7 @@ HANDOFF_PLANTED: list[tuple[str, Callable[[Repo], str]]] = [
 
 
 def _stale_view(repo: Repo) -> str:
-    from labnote_index.registry_views import render_views, write_views
+    from labnote_index.index.registry_views import render_views, write_views
 
     write_views(render_views(repo.index()), repo.root / "registry")
     repo.edit(_first_packet(repo), notes="edited after the views were generated")
@@ -359,6 +365,29 @@ def test_planted_defect_is_found_on_its_record(repo: Repo, check_id: str, plant)
 
 def test_every_check_file_has_a_planted_defect():
     assert {c.id for c in load_checks()} == {check_id for check_id, _ in PLANTED}
+
+
+def test_each_kind_of_problem_has_one_validation_check_and_each_check_a_kind():
+    """A kind of problem reported by no check would vanish; a generic check no
+    kind maps to could never report anything."""
+    from labnote_index.format.rules import VALIDATION_CHECKS
+
+    checks = {c.id: c for c in load_checks()}
+    assert set(VALIDATION_CHECKS.values()) <= set(checks)
+    generic = {c.id for c in checks.values() if c.params}
+    assert generic and generic <= set(VALIDATION_CHECKS.values()) | {"handoff_schema"}
+    assert all(dict(checks[i].params) == {"check": i} for i in generic)
+
+
+def test_a_validation_check_is_declared_once():
+    declared = '[schema_type]\nseverity = "error"\nprotects = "a"\nrepair = "b"\n'
+    assert [c.id for c in _validation_checks(declared, set())] == ["schema_type"]
+    with pytest.raises(CheckFileError, match="declared in validation.toml and as"):
+        _validation_checks(declared, {"schema_type"})
+    with pytest.raises(CheckFileError, match="gives sql"):
+        _validation_checks(declared + 'sql = "SELECT 1"\n', set())
+    with pytest.raises(CheckFileError, match="lacks repair"):
+        _validation_checks('[x]\nseverity = "error"\nprotects = "a"\n', set())
 
 
 def test_cycles_report_every_member_once(repo: Repo):

@@ -18,9 +18,9 @@ import sqlite_utils
 from click.testing import CliRunner
 
 from labnote_index.cli import cli
-from labnote_index.formats import RECORD_TYPES
+from labnote_index.format.rules import RECORD_TYPES
 
-from .conftest import CONFORMANCE, SHARED, assert_every_problem_is_a_finding, needs_shared
+from .helpers import CONFORMANCE, SHARED, assert_every_problem_is_a_finding, needs_shared
 
 OWN_CASES = json.loads((CONFORMANCE / "cases.json").read_text())["cases"]
 

@@ -16,10 +16,10 @@ import pytest
 import sqlite_utils
 
 from labnote_index.api import build as build_index
-from labnote_index.registry_views import render_views, write_views
-from labnote_index.serve import load_metadata
+from labnote_index.index.registry_views import render_views, write_views
+from labnote_index.web.serve import load_metadata
 
-from .conftest import ROOT, SAMPLE_REPO, described_tables, facets_of_page, fetch, plain_datasette
+from .helpers import ROOT, SAMPLE_REPO, described_tables, facets_of_page, fetch, plain_datasette
 
 XSS = "<script>alert(1)</script>"
 XSS_ID = "20260920-mallory-xss-probe"
@@ -437,7 +437,7 @@ def test_hiding_one_more_column_keeps_the_hidden_ones_hidden(index: Path):
 
 
 def test_every_table_page_hides_only_columns_it_has_and_no_facet(index: Path):
-    from labnote_index.plugin import HIDDEN_COLUMNS
+    from labnote_index.web import HIDDEN_COLUMNS
 
     tables = described_tables()
     for table, hidden in HIDDEN_COLUMNS.items():
@@ -509,7 +509,7 @@ def test_columns_pages_sort_and_facet_on_are_indexed(index: Path):
 def test_counted_facets_are_datasettes_columnfacets_of_page(index: Path):
     """The counts kept for a whole table are those Datasette's column facet
     counts, with links made for each request; a filtered page is counted anew."""
-    from labnote_index.serve import make_datasette
+    from labnote_index.web.serve import make_datasette
 
     theirs = plain_datasette(index)
     ours = make_datasette(index)
@@ -524,7 +524,7 @@ def test_counted_facets_are_datasettes_columnfacets_of_page(index: Path):
             assert list(mine) == tables[table]["facets"]
             assert facets_of_page(ours, f"/sample/{table}.json{query}") == mine  # from memory
     # Each whole table's counts were kept (the first ask counted them), no more.
-    from labnote_index.plugin.facets import COUNTS_KEY
+    from labnote_index.web.facets import COUNTS_KEY
 
     kept = {(table, column) for _, table, column, _ in getattr(ours, COUNTS_KEY)}
     assert kept == {(table, column) for table in faceted for column in tables[table]["facets"]}
@@ -541,7 +541,7 @@ def test_counted_facets_are_datasettes_columnfacets_of_page(index: Path):
 def test_counted_facets_of_a_database_that_can_change_follow_it(tmp_path: Path, index: Path):
     from datasette.app import Datasette
 
-    from labnote_index.serve import SETTINGS, load_metadata
+    from labnote_index.web.serve import SETTINGS, load_metadata
 
     db_path = tmp_path / "sample.db"
     shutil.copy(index, db_path)
@@ -560,8 +560,8 @@ def test_record_table_pages_look_up_no_labels_they_would_not_show(index: Path):
     a table whose foreign keys are columns of their own shows their labels."""
     from datasette.app import Datasette
 
-    from labnote_index.schema import RECORD_TABLES
-    from labnote_index.serve import SETTINGS, load_metadata
+    from labnote_index.index.schema import RECORD_TABLES
+    from labnote_index.web.serve import SETTINGS, load_metadata
 
     traced = Datasette(
         immutables=[str(index)],
@@ -586,7 +586,7 @@ def test_a_server_answers_from_the_index_it_opened_after_a_rebuild():
     import tempfile
 
     from bench.generate import generate
-    from labnote_index.serve import SETTINGS, make_datasette, release
+    from labnote_index.web.serve import SETTINGS, make_datasette, release
 
     with tempfile.TemporaryDirectory() as work:
         root, db_path = Path(work) / "repo", Path(work) / "index.db"

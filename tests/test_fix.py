@@ -15,10 +15,10 @@ from click.testing import CliRunner
 
 import labnote_index as li
 from labnote_index.cli import cli
-from labnote_index.registry_views import render_views, write_views
-from labnote_index.repairs import PLANNERS
+from labnote_index.index.registry_views import render_views, write_views
+from labnote_index.repair.repairs import PLANNERS
 
-from .conftest import Repo, cli_as, findings_of, git, open_copy
+from .helpers import Repo, cli_as, findings_of, git, open_copy
 
 
 def tree_hash(root: Path) -> str:
@@ -217,7 +217,7 @@ def test_a_record_without_record_type_gets_the_one_its_directory_names(repo: Rep
 def test_datasette_shows_which_findings_are_fixable(repo: Repo):
     import asyncio
 
-    from labnote_index.serve import make_datasette
+    from labnote_index.web.serve import make_datasette
 
     plant_one_of_each(repo)
     li.check(repo.root, db=repo.db_path)
@@ -274,7 +274,7 @@ def test_a_fix_edits_only_the_token_it_repairs(repo: Repo):
 
 
 def test_an_edit_that_would_change_another_value_is_refused():
-    from labnote_index.repairs import _token_edit
+    from labnote_index.repair.repairs import _token_edit
 
     raw = b'{"a": 1, "visitor_family": "x", "b": [1, {"c": "}"}]}'
     edited = _token_edit(raw, keys={"visitor_family": "session_family"})
@@ -301,7 +301,7 @@ def close_answered(root: Path) -> list[tuple[Path, Path]]:
 def test_a_directory_swapped_for_a_symlink_after_planning_is_never_followed(
     repo: Repo, tmp_path: Path
 ):
-    from labnote_index import repairs as fixes
+    from labnote_index.repair import repairs as fixes
 
     close_answered(repo.root)
     planned = fixes.plan(repo.index(), repo.root, {"lifecycle_bucket"})
@@ -363,7 +363,7 @@ def test_sigterm_during_apply_leaves_whole_repairs_and_says_which(tmp_path: Path
 def test_a_killed_fixs_private_directory_is_removed_by_the_next(repo: Repo):
     import subprocess
 
-    from labnote_index.tempfiles import MARKER, temp_name
+    from labnote_index.index.tempfiles import MARKER, temp_name
 
     ghost = subprocess.Popen(["true"])
     ghost.wait()

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from labnote_index.cli import cli
 
-from .conftest import Repo, assert_every_problem_is_a_finding, findings_of, needs_shared
+from .helpers import Repo, assert_every_problem_is_a_finding, findings_of, needs_shared
 
 CHAIN = ["researcher", "product-prd", "architect", "implementer"]
 
@@ -209,7 +209,7 @@ def test_lineage_shows_an_input_that_was_never_written(sample_repo: Repo):
 
 
 def test_a_story_walks_the_reply_thread_from_its_first_message(sample_repo: Repo):
-    from labnote_index.provenance import story
+    from labnote_index.queries.lineage import story
 
     db = sample_repo.index()
     thread = story(db, "20260904-maria-ops-retention-scope")["thread"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,10 @@ from click.testing import CliRunner
 
 from labnote_index.api import build as build_index
 from labnote_index.cli import cli
-from labnote_index.schema import FTS_COLUMNS
+from labnote_index.index.schema import FTS_COLUMNS
+from labnote_index.read.paths import RACY_NS
 
-from .conftest import Repo, content
+from .helpers import Repo, content
 
 
 def assert_same_as_full(repo: Repo, tmp_path: Path) -> None:
@@ -156,8 +158,8 @@ def test_an_unchanged_repository_leaves_the_index_as_it_is(repo: Repo, tmp_path:
     assert written(repo.db_path) != before
     assert_same_as_full(repo, tmp_path)
     # ... or other checks: an index is never left with findings of checks it no longer has.
-    from labnote_index.build import build_index as build_with
-    from labnote_index.catalogue import run_checks
+    from labnote_index.checks.catalogue import run_checks
+    from labnote_index.index.build import build_index as build_with
 
     before = written(repo.db_path)
     build_with(repo.root, repo.db_path, check=run_checks, check_fingerprint="other checks")
@@ -199,7 +201,7 @@ def test_an_edit_keeping_size_and_modification_time_is_read_again(
     """Same length, modification time put back (touch -r): the change time and
     inode tell (by-change-time); a file read within the timestamp granularity
     of its last change is compared by content (racily-clean, git's rule)."""
-    from labnote_index import paths
+    from labnote_index.read import paths
 
     if not racy:
         monkeypatch.setattr(paths, "RACY_NS", 0)  # every change time is kept
@@ -220,3 +222,46 @@ def test_an_edit_keeping_size_and_modification_time_is_read_again(
     assert again.incremental and again.reread == 1
     full = build_index(repo.root, tmp_path / "full.db", full=True)
     assert again.findings == full.findings and sum(full.findings.values()) >= 1
+
+
+def test_a_new_copy_of_an_id_that_sorts_first_is_resolved_to_on_an_incremental_build(
+    sample_repo: Repo, tmp_path: Path
+):
+    """Of duplicates, a reference resolves to the first file in path order; a copy
+    added where it sorts first takes the references over on an incremental build
+    too, though no citing file changed."""
+    packet = "registry/packets/2026/20260903-maria-ops-retention-question.json"
+    sample_repo.index().close()
+    copy = "registry/packets/2025/20260903-maria-ops-retention-question.json"
+    sample_repo.save(copy, sample_repo.load(packet))
+    assert_same_as_full(sample_repo, tmp_path)
+    db = sqlite_utils.Database(sample_repo.db_path)
+    cited = {
+        r["target_file"]
+        for r in db.query("SELECT * FROM refs WHERE target_id = ?", [packet.rsplit("/", 1)[1][:-5]])
+    }
+    assert cited == {copy}
+
+
+def test_a_symlinked_artifact_is_followed_again_on_every_build(sample_repo: Repo, tmp_path: Path):
+    """The link itself is unchanged when what it leads to (a file the walk does not
+    list) goes: an incremental build still finds the artifact missing, as a full
+    build does."""
+    packet = "registry/packets/2026/20260903-maria-ops-retention-question.json"
+    link = "../notes/real.txt"
+    # As long as the link's own text: the sizes the row keeps and lstat gives agree.
+    sample_repo.write("notes/real.txt", "x" * (len(link) - 1) + "\n")
+    (sample_repo.root / "datadrops" / "linked.md").symlink_to(link)
+    sample_repo.edit(packet, path="datadrops/linked.md")
+    # Older than the racy window (paths.RACY_NS): the link's stat alone would say
+    # "unchanged", and no content hash would catch what it leads to.
+    time.sleep(RACY_NS / 1e9 + 0.2)
+
+    def broken() -> list[str]:
+        rows = sample_repo.index()["findings"].rows_where("[check] = 'artifact_path'")
+        return [f["file"] for f in rows if f["file"] == packet]
+
+    assert broken() == []
+    (sample_repo.root / "notes/real.txt").unlink()
+    assert broken() == [packet]
+    assert_same_as_full(sample_repo, tmp_path)

@@ -1,85 +1,139 @@
-"""The package's layout: data flows one way, and no module imports one above it."""
+"""The package's layout: its folders follow the data, and none imports a later one."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "labnote_index"
+README = PACKAGE.parent / "README.md"
 
-# Bottom to top. A module may import modules of its own layer or of layers below.
-LAYERS = [
+# The pipeline, first to last. A module may import modules of its own step or of
+# the steps before it, never one after it. A folder is a step; the few modules at
+# the top of the package are named here.
+STEPS: list[tuple[str, set[str]]] = [
     ("utilities", {"errors", "text", "progress", "interrupts"}),
-    ("read", {"paths", "parse", "formats", "settings", "markdown", "discover"}),
-    ("model", {"models", "handoff"}),
-    (
-        "index",
-        {
-            "schema",
-            "resolve",
-            "cycles",
-            "rows",
-            "files",
-            "parallel",
-            "registry_views",
-            "index_file",
-            "tempfiles",
-            "build",
-        },
-    ),
-    ("checks", {"positions", "suggest", "catalogue", "provenance"}),
-    (
-        "report, git, fix, web",
-        {
-            "report",
-            "git",
-            "revisions",
-            "repairs",
-            "serve",
-            "plugin",
-            "plugin.graph",
-            "plugin.table",
-            "plugin.facets",
-        },
-    ),
+    ("format", set()),
+    ("read", set()),
+    ("index", set()),
+    ("checks", set()),
+    ("queries", set()),
+    ("output", set()),
+    ("compare", set()),
+    ("repair", set()),
+    ("web", set()),
     ("façade", {"api"}),
     ("command line", {"cli", "__main__", "__init__"}),
 ]
-LAYER_OF = {module: n for n, (_, modules) in enumerate(LAYERS) for module in modules}
+FOLDERS = [name for name, modules in STEPS if not modules]
 
 
 def module_name(path: Path) -> str:
     rel = path.relative_to(PACKAGE).with_suffix("")
-    name = ".".join(rel.parts)
-    return "plugin" if name == "plugin.__init__" else name
+    parts = rel.parts[:-1] if rel.parts[-1] == "__init__" and len(rel.parts) > 1 else rel.parts
+    return ".".join(parts)
 
 
-def imported(path: Path) -> set[str]:
+def step_of(module: str) -> int:
+    top = module.split(".")[0]
+    for n, (name, modules) in enumerate(STEPS):
+        if top in modules or (not modules and top == name):
+            return n
+    raise AssertionError(f"{module} belongs to no step of STEPS")
+
+
+def imported(path: Path, source: str | None = None) -> set[str]:
     """The package modules a file imports (at the top or inside a function)."""
-    here = list(path.parent.relative_to(PACKAGE).parts)  # the package the file is in
+    # The package the file is in, for relative imports.
+    here = list(path.parent.relative_to(PACKAGE).parts)
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(path.read_text() if source is None else source)):
         if isinstance(node, ast.ImportFrom) and node.level:
-            base = here[: len(here) - (node.level - 1)] if node.level > 1 else here
-            target = ".".join([*base, *(node.module.split(".") if node.module else [])])
-            if node.module:
-                found.add(target)
-            else:  # from . import a, b
-                found |= {".".join([*base, alias.name]) for alias in node.names}
+            base = here[: len(here) - (node.level - 1)]
+            target = [*base, *(node.module.split(".") if node.module else [])]
+            if target:
+                found.add(".".join(target))
+            else:  # from . import a, b (at the top of the package)
+                found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("labnote_index."):
+            found.add(node.module.removeprefix("labnote_index."))
+        elif isinstance(node, ast.Import):
+            found |= {
+                a.name.removeprefix("labnote_index.")
+                for a in node.names
+                if a.name.startswith("labnote_index.")
+            }
     return found
 
 
 MODULES = sorted(PACKAGE.rglob("*.py"))
 
 
-def test_every_module_has_a_layer():
-    assert {module_name(p) for p in MODULES} <= set(LAYER_OF)
+def test_the_folders_are_the_pipeline_steps():
+    """`ls labnote_index` shows the steps: every folder of Python is one, and
+    every step is a folder; nothing else sits at the top but the named modules."""
+    folders = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
+    assert folders == sorted(FOLDERS)
+    top = {p.stem for p in PACKAGE.glob("*.py")}
+    assert top == {m for _, modules in STEPS for m in modules}
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
-def test_no_module_imports_one_above_it(path: Path):
-    mine = LAYER_OF[module_name(path)]
+def test_no_module_imports_a_later_step(path: Path):
+    mine = step_of(module_name(path))
     for target in imported(path):
-        assert LAYER_OF[target] <= mine, f"{module_name(path)} imports {target}, a layer above"
+        assert step_of(target) <= mine, f"{module_name(path)} imports {target}, a later step"
+
+
+def test_the_readme_lists_the_folders_in_order():
+    """The README's Development section names the folders in the pipeline's order."""
+    section = README.read_text().split("## Development", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\| `(\w+)/` \|", section, flags=re.M)
+    assert listed == FOLDERS
+
+
+def test_a_later_import_is_caught():
+    """The import reader sees relative and absolute imports of later steps."""
+    place = PACKAGE / "read" / "example.py"  # never written: only its place is used
+    source = "from ..web import serve\nimport labnote_index.repair.repairs\nfrom . import paths\n"
+    found = imported(place, source)
+    assert found == {"web", "repair.repairs", "read"}
+    assert max(step_of(t) for t in found) > step_of("read")
+
+
+def test_no_folder_hides_a_function_of_the_facade():
+    """Importing a sub-package sets it on the package: a folder named like a
+    function of the façade (``fix``) would replace ``labnote_index.fix``."""
+    import importlib
+
+    import labnote_index
+
+    for path in MODULES:
+        name = module_name(path)
+        if name not in ("__init__", "__main__"):
+            importlib.import_module(f"labnote_index.{name}")
+    for name in labnote_index.__all__:
+        value = getattr(labnote_index, name)
+        assert not isinstance(value, type(labnote_index)), f"labnote_index.{name} is a module"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+def test_every_public_definition_says_what_it_is(path: Path):
+    """A docstring on every public function, class and method."""
+    tree = ast.parse(path.read_text())
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    missing = []
+    for node in tree.body:
+        if isinstance(node, kinds) and not node.name.startswith("_"):
+            inner = (
+                [m for m in node.body if isinstance(m, kinds)]
+                if isinstance(node, ast.ClassDef)
+                else []
+            )
+            for item in [node, *inner]:
+                if not item.name.startswith("_") and ast.get_docstring(item) is None:
+                    missing.append(item.name)
+    assert missing == []

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from labnote_index.cli import cli
 
-from .conftest import Repo, fetch, findings_of, run_diff
+from .helpers import Repo, fetch, findings_of, run_diff
 
 PACKET = "registry/packets/2026/20260903-maria-ops-retention-question.json"
 PACKET_ID = "20260903-maria-ops-retention-question"
@@ -112,7 +112,7 @@ def test_findings_carry_the_line_and_column_where_they_are_known(sample_repo: Re
 def test_an_id_that_names_nothing_is_told_the_one_it_nearly_names(sample_repo: Repo, tmp_path):
     """Case, whitespace, a confusable letter, one or two edits: the hint names the
     ID (it said only "create the missing record"); so do lineage and the story page."""
-    from labnote_index.suggest import Names
+    from labnote_index.checks.suggest import Names
 
     names = Names([PACKET_ID, "20260901-other-thing", "retention"])
     assert names.nearest(PACKET_ID.upper()) == PACKET_ID

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 import labnote_index
-from labnote_index.formats import RECORD_TYPES
-from labnote_index.models import column_types, validate
+from labnote_index.format.models import column_types, validate
+from labnote_index.format.rules import RECORD_TYPES
 
-from .conftest import CONFORMANCE
+from .helpers import CONFORMANCE
 
 VALID = CONFORMANCE / "records" / "valid"
 INVALID = CONFORMANCE / "records" / "invalid"
-SCHEMAS = Path(labnote_index.__file__).parent / "schemas"
+SCHEMAS = Path(labnote_index.__file__).parent / "format" / "schemas"
 
 
 def load(path):
@@ -105,8 +105,8 @@ def test_message_with_group_only_is_addressed():
 def test_status_vocabularies_of_the_models_and_the_rules_agree():
     from typing import get_args
 
-    from labnote_index.formats import STATUS_BUCKETS, STATUS_TRANSITIONS
-    from labnote_index.models import MODELS
+    from labnote_index.format.models import MODELS
+    from labnote_index.format.rules import STATUS_BUCKETS, STATUS_TRANSITIONS
 
     for name, model in MODELS.items():
         if "status" not in model.model_fields:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, SAMPLE_REPO
+from .helpers import ROOT, SAMPLE_REPO
 
 pytestmark = pytest.mark.packaging
 
@@ -33,8 +33,22 @@ def run(*args: str | Path, cwd: Path, check: bool = True) -> subprocess.Complete
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment with the wheel built from this checkout."""
     work = tmp_path_factory.mktemp("wheel")
+    # From a copy without what earlier builds left (setuptools' build/ keeps
+    # files deleted since, which would be packaged again).
+    source = work / "source"
+    leftovers = shutil.ignore_patterns("build", "dist", ".venv", "*.egg-info", ".git", "*.db")
+    shutil.copytree(ROOT, source, ignore=leftovers, symlinks=True)
     built = run(
-        sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "-w", work / "dist", ROOT, cwd=work
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "-v",
+        "--no-deps",
+        "-w",
+        work / "dist",
+        source,
+        cwd=work,
     )
     # setuptools' warning about data folders missing from the packages configuration
     assert "absent from the `packages` configuration" not in built.stdout + built.stderr
@@ -59,13 +73,17 @@ def test_wheel_install_checks_a_repository(installed: Path):
     assert "[input_packet_unresolved]" in done.stdout
     transitions = run(installed / "venv/bin/labnote-index", "checks", cwd=installed).stdout
     assert "status_transition" in transitions  # checks/transitions/ is packaged too
+    assert "schema_type" in transitions  # and validation.toml, with its generic query
     module = run(installed / "venv/bin/python", "-m", "labnote_index", "--help", cwd=installed)
     assert "Usage: labnote-index" in module.stdout
 
 
-def test_wheel_install_serves_pages(installed: Path):
-    db = installed / "labnote.db"
-    assert db.is_file()  # written by the check above
+def test_wheel_install_serves_pages(installed: Path, tmp_path: Path):
+    """An index of its own (this test needs no other to have run first), served."""
+    repo = tmp_path / "sample_repo"
+    shutil.copytree(SAMPLE_REPO, repo)
+    db = tmp_path / "labnote.db"
+    run(installed / "venv/bin/labnote-index", "build", repo, "--db", db, cwd=installed)
     port = free_port()
     server = subprocess.Popen(
         [str(installed / "venv/bin/labnote-index"), "serve", str(db), "--port", str(port)],

@@ -10,12 +10,12 @@ import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
-from labnote_index import parallel
 from labnote_index.api import build as build_index
 from labnote_index.cli import cli
-from labnote_index.schema import FTS_COLUMNS, create_tables
+from labnote_index.index import parallel
+from labnote_index.index.schema import FTS_COLUMNS, create_tables
 
-from .conftest import Calls, Repo, content, write_keys
+from .helpers import Calls, Repo, content, write_keys
 
 
 def rows_in_order(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
@@ -141,12 +141,22 @@ def test_cpu_quota_as_the_kernel_writes_it(quota: str, period: str, cpus: float 
     assert parallel.cpus_allowed(quota, period) == cpus
 
 
-def test_default_jobs_stay_within_the_machine():
-    assert 1 <= parallel.default_jobs() <= min(parallel.MAX_JOBS, os.cpu_count() or 1)
+def test_default_jobs_follow_the_cores_a_process_may_run_on():
+    """A process pinned to one core (as a CI job often is) uses one; the count is
+    the affinity's, not the machine's."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+        "from labnote_index.index.parallel import default_jobs; print(default_jobs())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "1"
 
 
 def test_shares_are_cut_by_weight_not_by_count():
-    from labnote_index.parallel import CHUNKS_PER_JOB, _shares
+    from labnote_index.index.parallel import CHUNKS_PER_JOB, _shares
 
     # Large files first, then many small ones: equal counts would be far from equal work.
     items = [100_000] * 100 + [1_000] * 4_900
@@ -164,9 +174,9 @@ KILLED_BUILD = """
 import sys
 from pathlib import Path
 import sqlite_utils
-from labnote_index import parallel
-from labnote_index.schema import create_tables
-from tests.conftest import write_keys
+from labnote_index.index import parallel
+from labnote_index.index.schema import create_tables
+from tests.helpers import write_keys
 parallel.MIN_PART = 5
 db = sqlite_utils.Database(Path(sys.argv[1]))
 create_tables(db)

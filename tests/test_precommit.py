@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, SAMPLE_REPO, git
+from .helpers import ROOT, SAMPLE_REPO, git
 
 pytestmark = pytest.mark.packaging
 

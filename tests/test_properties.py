@@ -23,12 +23,12 @@ from hypothesis import strategies as st
 
 from labnote_index.api import build as build_index
 from labnote_index.cli import cli
-from labnote_index.cycles import on_cycles
-from labnote_index.discover import KINDS
-from labnote_index.formats import RECORD_TYPES
+from labnote_index.format.rules import RECORD_TYPES
+from labnote_index.index.cycles import on_cycles
+from labnote_index.read.discover import KINDS
 from labnote_index.text import shown
 
-from .conftest import (
+from .helpers import (
     CONFORMANCE,
     SAMPLE_REPO,
     assert_every_problem_is_a_finding,
@@ -239,7 +239,7 @@ def _tree(specs: list) -> tuple[dict, list[dict]]:
 def test_a_lineage_picture_is_well_formed_and_no_boxes_overlap(specs: list):
     import xml.etree.ElementTree as ET
 
-    from labnote_index.plugin.graph import lineage_svg
+    from labnote_index.web.graph import lineage_svg
 
     tree, made = _tree(specs)
     svg = lineage_svg(tree, lambda node: f"/db/-/lineage?node={node}&x=<1>")
@@ -282,7 +282,7 @@ row_values = st.recursive(
 def test_prepared_inserts_write_what_sqlite_utils_writes(rows: list[dict]):
     import sqlite_utils
 
-    from labnote_index.schema import Inserts
+    from labnote_index.index.schema import Inserts
 
     ours, theirs = sqlite_utils.Database(memory=True), sqlite_utils.Database(memory=True)
     for db in (ours, theirs):
@@ -296,7 +296,7 @@ def test_prepared_inserts_write_what_sqlite_utils_writes(rows: list[dict]):
 def test_prepared_inserts_refuse_a_key_no_column_has():
     import sqlite_utils
 
-    from labnote_index.schema import Inserts
+    from labnote_index.index.schema import Inserts
 
     db = sqlite_utils.Database(memory=True)
     db.table("t").create({"id": int, "a": str}, pk="id")
@@ -339,7 +339,7 @@ def record_texts(draw: st.DrawFn) -> bytes:
 
 @given(record_texts())
 def test_the_fast_parse_path_answers_as_the_strict_parser(raw: bytes):
-    from labnote_index.parse import parse_json_bytes
+    from labnote_index.read.parse import parse_json_bytes
 
     fast, strict = parse_json_bytes(raw, fast=True), parse_json_bytes(raw, fast=False)
     assert repr(fast) == repr(strict)  # repr tells 1 from 1.0 and -0.0 from 0.0
@@ -364,8 +364,8 @@ found_files = st.lists(
 def test_found_files_hold_what_they_were_given(files: list, start: int, stop: int):
     import pickle
 
-    from labnote_index.discover import DiscoveredFile, FoundFiles
-    from labnote_index.paths import FileStat
+    from labnote_index.read.discover import DiscoveredFile, FoundFiles
+    from labnote_index.read.paths import FileStat
 
     given_ = [DiscoveredFile(p, k, FileStat(*s) if s else None) for p, k, s in files]
     found = FoundFiles(given_)
@@ -395,9 +395,9 @@ file_names = st.text(
 def test_incremental_builds_equal_full_ones_whatever_the_file_names(
     first: list[str], added: list[str], data: st.DataObject
 ):
-    from labnote_index.paths import storable
+    from labnote_index.read.paths import storable
 
-    from .conftest import content
+    from .helpers import content
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"
@@ -471,7 +471,7 @@ def test_the_plugins_table_markup_is_datasettes(columns: list[dict], data: st.Da
     from datasette.utils.asgi import Request
     from markupsafe import Markup
 
-    from labnote_index.plugin.table import rows_and_columns
+    from labnote_index.web.table import rows_and_columns
 
     names = [column["name"] for column in columns]
     value = st.text(max_size=12) | st.builds(
@@ -509,7 +509,7 @@ def test_the_plugins_table_markup_is_datasettes(columns: list[dict], data: st.Da
 def served_sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
     """sample_repo's index served twice: as ``serve`` does, and with Datasette's
     own column facets. Module-wide, so the counts kept stay kept across examples."""
-    from labnote_index.serve import make_datasette
+    from labnote_index.web.serve import make_datasette
 
     db_path = tmp_path_factory.mktemp("facets") / "sample.db"
     build_index(SAMPLE_REPO, db_path)
@@ -577,9 +577,9 @@ GRAMMARS = [  # (record type, field, a strategy of valid values)
 def test_every_grammar_matches_whole_values(record_type: str, field: str, values: Any, data: Any):
     """A valid value passes; the same with a trailing newline, tab or space does
     not ("$" in a pattern accepts a trailing newline)."""
-    from labnote_index.models import validate
+    from labnote_index.format.models import validate
 
-    from .conftest import CONFORMANCE
+    from .helpers import CONFORMANCE
 
     record = json.loads((CONFORMANCE / "records/valid" / record_type / "record.json").read_text())
     value = data.draw(values)
@@ -587,3 +587,36 @@ def test_every_grammar_matches_whole_values(record_type: str, field: str, values
     for suffix in ("\n", "\t", " "):
         problems = validate(record_type, record | {field: value + suffix})
         assert [p for p in problems if p.field == field], (value + suffix, problems)
+
+
+# Characters that act on a terminal or reorder what a reader sees (Trojan Source):
+# C0 and C1 controls, line and paragraph separators, bidirectional embeddings,
+# overrides and isolates.
+ACTING = (
+    [chr(c) for c in range(0x20)]
+    + [chr(c) for c in range(0x7F, 0xA0)]
+    + ["\u2028", "\u2029"]
+    + [chr(c) for c in range(0x202A, 0x202F)]
+    + [chr(c) for c in range(0x2066, 0x206A)]
+)
+
+
+@given(st.lists(st.one_of(st.sampled_from(ACTING), st.text(max_size=3)), max_size=12))
+def test_shown_text_holds_no_character_that_acts(pieces: list[str]):
+    text = "".join(pieces)
+    out = shown(text)
+    assert not any(c in out for c in ACTING)
+    # Every acting character is written as its escape, in its place.
+    assert out == "".join(c.encode("unicode_escape").decode() if c in ACTING else c for c in text)
+
+
+def test_a_bidi_override_in_an_id_reaches_no_report_raw(sample_repo):
+    """An ID that reverses the text after it (U+202E) or isolates it (U+2066):
+    every text report shows the escape, never the character."""
+    packet = "registry/packets/2026/20260903-maria-ops-retention-question.json"
+    sample_repo.edit(packet, packet_id="20260903-maria\u202eevil\u2066x")
+    for fmt in ("text", "github"):
+        result = CliRunner().invoke(cli, ["check", str(sample_repo.root), "--format", fmt])
+        assert result.exit_code == 1, result.output
+        assert "\u202e" not in result.output and "\u2066" not in result.output
+        assert "\\u202e" in result.output and "\\u2066" in result.output

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 
 from labnote_index import api
 from labnote_index.cli import cli
-from labnote_index.settings import ConfigError
+from labnote_index.errors import ConfigError
 
-from .conftest import ROOT, Repo, findings_of, git
+from .helpers import ROOT, Repo, findings_of, git
 
 CODE_ROLE = ROOT / "tests" / "fixtures" / "code_role"
 TEMPLATE = "docs/workflow/roles/{role}/templates/handoff.manifest.json"
@@ -360,8 +360,8 @@ def test_a_labnote_shaped_checkout_checks_clean(repo: Repo, tmp_path: Path):
 def test_an_artifact_is_read_once_for_its_body_and_its_links(
     sample_repo: Repo, monkeypatch: pytest.MonkeyPatch
 ):
-    import labnote_index.files as files_module
-    import labnote_index.rows as rows_module
+    import labnote_index.index.files as files_module
+    import labnote_index.index.rows as rows_module
 
     source = "datadrops/2026/20260917-claude-handoff-overview.md"
     sample_repo.write(source, "# Overview\n\nSee [gone](gone.md).\n")

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from labnote_index.catalogue import load_checks
+from labnote_index.checks.catalogue import load_checks
 from labnote_index.cli import cli
 
-from .conftest import SAMPLE_REPO, Repo, fetch, git, run_diff
+from .helpers import SAMPLE_REPO, Repo, fetch, git, run_diff
 
 TRANSITION_CHECKS = {c.id for c in load_checks("checks/transitions")}
 

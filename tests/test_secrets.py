@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from labnote_index.cli import cli
 
-from .conftest import Repo, findings_of, git
+from .helpers import Repo, findings_of, git
 
 PACKET = "registry/packets/2026/20260903-maria-ops-retention-question.json"
 TOKEN = "AUTHORIZATION: basic c2VjcmV0LXRva2Vu"

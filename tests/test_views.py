@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from labnote_index.cli import cli
 
-from .conftest import SAMPLE_REPO, Repo, findings_of
+from .helpers import SAMPLE_REPO, Repo, findings_of
 
 
 def views(repo: Path, db: Path, *args: str):
@@ -290,7 +290,7 @@ def test_views_are_worked_out_again_only_when_a_record_changed(
 ):
     import importlib
 
-    registry_views = importlib.import_module("labnote_index.registry_views")
+    registry_views = importlib.import_module("labnote_index.index.registry_views")
     views(repo.root, tmp_path / "v.db")  # commits them
     repo.index()
     rendered: list[int] = []
@@ -329,3 +329,28 @@ def test_views_are_never_written_while_a_record_cannot_be_read(sample_repo: Repo
     assert fixed.exit_code == 1 and registry.read_bytes() == before
     assert "not fixed [view_stale]" in fixed.output and packet in fixed.output
     assert "in all: " in fixed.output and " remain" in fixed.output
+
+
+def test_a_killed_view_writers_leftovers_are_cleared_and_never_a_finding(repo: Repo):
+    """Views are written through a private directory beside them (the one atomic
+    writer, ``replace_file``): what a killed writer left there is removed by the
+    next, and never shows up as a stray file (it once was
+    ``registry/.packet_registry.csv.<pid>.tmp``, an error)."""
+    import subprocess
+    import sys
+
+    registry = repo.root / "registry"
+    code = (
+        "import sys; from labnote_index.index.tempfiles import new_directory; "
+        "d = new_directory('tmp', sys.argv[1]); (d / 'packet_registry.csv').write_text('half')"
+    )
+    subprocess.run([sys.executable, "-c", code, str(registry)], check=True)  # then it is gone
+    (left,) = [p for p in registry.iterdir() if p.name.startswith(".labnote-")]
+    assert [f for f in findings_of(repo.index()) if f["check"] == "stray_file"] == []
+    result = CliRunner().invoke(cli, ["views", str(repo.root), "--db", str(repo.db_path)])
+    assert result.exit_code == 0, result.output
+    assert not left.exists()
+    assert sorted(p.name for p in registry.iterdir() if p.name.startswith(".")) == []
+    assert [
+        f for f in findings_of(repo.index()) if f["check"] in ("stray_file", "view_stale")
+    ] == []

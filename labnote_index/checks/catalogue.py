@@ -1,0 +1,222 @@
+"""The check catalogue: one SQL file per check, run over the index.
+
+Each file under ``checks/`` is one query that SELECTs the violating rows (zero
+rows means pass), with columns ``record_type, record_id, file, field, message``
+and optionally ``hint``. Its header names the check and says how to read it::
+
+    -- check: reference_unresolved
+    -- severity: error
+    -- protects: every typed reference names a record that exists
+    -- repair: create the missing record, or correct the ID in the field
+
+Adding a check means adding a file; nothing here names one. The validation
+checks, which all report one kind of problem found reading files, share one
+query (``generic/validation.sql``, the way a dbt generic test is shared) and are
+declared in ``validation.toml``: severity, what each protects, its repair.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import sqlite_utils
+
+from ..errors import CheckFileError
+from .positions import locate
+from .suggest import suggest
+
+if TYPE_CHECKING:
+    from ..read.settings import Settings
+
+SEVERITIES = ("error", "warning")
+# A check may be off unless a configuration turns it on (a strict rule).
+DEFAULT_SEVERITIES = (*SEVERITIES, "off")
+FINDING_KEYS = (
+    "check",
+    "severity",
+    "record_type",
+    "record_id",
+    "file",
+    "field",
+    "message",
+    "hint",
+    "line",  # where in the file, when known (1-based; None otherwise)
+    "column",
+)
+_HEADER = re.compile(r"^--\s*(check|severity|protects|repair|fix):\s*(.+?)\s*$")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check: its id, default severity, what it protects, its repair, its SQL."""
+
+    id: str
+    severity: str
+    protects: str
+    repair: str
+    sql: str
+    fix: str | None = None  # what ``labnote-index fix`` does about it, if anything
+    # The parameters of a generic check's query (its own id, for a validation check).
+    params: tuple[tuple[str, str], ...] = ()
+
+
+def parse_check(name: str, text: str) -> Check:
+    """The check a file ``name``.sql holds, its header read and checked;
+    CheckFileError when the header is incomplete or names another check."""
+    header: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _HEADER.match(line)
+        if match:
+            key, value = match.groups()
+            header[key] = f"{header[key]} {value}" if key in header else value
+        elif line.strip() and not line.startswith("--"):
+            break
+    missing = [k for k in ("check", "severity", "protects", "repair") if k not in header]
+    if missing:
+        raise CheckFileError(f"{name}: header lacks {', '.join(missing)}")
+    if header["check"] != name:
+        raise CheckFileError(f"{name}: header names check {header['check']!r}")
+    if header["severity"] not in DEFAULT_SEVERITIES:
+        raise CheckFileError(f"{name}: severity must be one of {DEFAULT_SEVERITIES}")
+    return Check(
+        header["check"],
+        header["severity"],
+        header["protects"],
+        header["repair"],
+        text,
+        header.get("fix"),
+    )
+
+
+def load_checks(catalogue: str = "checks") -> list[Check]:
+    """Every check of a catalogue, in id order: ``checks`` (one index: its SQL files
+    and the validation checks of ``validation.toml``) or ``checks/transitions``
+    (two revisions, the base attached as ``base``)."""
+    folder = resources.files("labnote_index").joinpath(*catalogue.split("/"))
+    checks = [
+        parse_check(entry.name[: -len(".sql")], entry.read_text(encoding="utf-8"))
+        for entry in folder.iterdir()
+        if entry.name.endswith(".sql")
+    ]
+    declared = folder / "validation.toml"
+    if declared.is_file():
+        checks += _validation_checks(declared.read_text(encoding="utf-8"), {c.id for c in checks})
+    return sorted(checks, key=lambda c: c.id)
+
+
+def _validation_checks(declarations: str, files: set[str]) -> list[Check]:
+    """The checks ``validation.toml`` declares, each the generic validation query
+    for its own id."""
+    base = resources.files("labnote_index").joinpath("checks", "generic")
+    sql = base.joinpath("validation.sql").read_text(encoding="utf-8")
+    checks = []
+    for name, fields in tomllib.loads(declarations).items():
+        if name in files:
+            raise CheckFileError(f"{name}: declared in validation.toml and as {name}.sql")
+        unknown = set(fields) - {"severity", "protects", "repair", "fix"}
+        if unknown:
+            raise CheckFileError(f"{name}: validation.toml gives {', '.join(sorted(unknown))}")
+        header = "".join(
+            f"-- {k}: {fields[k]}\n"
+            for k in ("severity", "protects", "repair", "fix")
+            if k in fields
+        )
+        check = parse_check(name, f"-- check: {name}\n{header}{sql}")
+        checks.append(dataclasses.replace(check, params=(("check", name),)))
+    return checks
+
+
+def fingerprint(checks: list[Check] | None = None, config: dict[str, Any] | None = None) -> str:
+    """What the findings of an index depend on besides its rows: the checks'
+    text and the configuration that chooses among them (JSON-able). An
+    unchanged repository needs its checks run again only when this changes
+    (a new version of the package, an edited check, another configuration)."""
+    checks = load_checks() if checks is None else checks
+    digest = hashlib.sha256()
+    for check in checks:
+        digest.update(check.sql.encode())
+        digest.update(json.dumps(check.params).encode())
+    if config is not None:
+        digest.update(json.dumps(config, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def ids() -> set[str]:
+    """The id of every check, of one index and of transitions."""
+    return {check.id for check in catalogue()}
+
+
+def catalogue() -> list[Check]:
+    """Every check: those of one index, then the transition checks (--base)."""
+    return load_checks() + load_checks("checks/transitions")
+
+
+def run_checks(
+    db: sqlite_utils.Database,
+    checks: list[Check] | None = None,
+    replace: bool = True,
+    settings: Settings | None = None,
+) -> int:
+    """Run the catalogue and write the ``findings`` table (anew, or adding to it when
+    ``replace`` is false). Returns the number of findings written. ``settings``
+    choose each check's severity (a check that is off is not run) and drop
+    the findings per-file-ignores names. (One process runs the whole
+    catalogue; BENCHMARKS.md times it.)"""
+    checks = load_checks() if checks is None else checks
+    findings: list[dict[str, Any]] = []
+    for check in checks:
+        severity = settings.severity.get(check.id, check.severity) if settings else check.severity
+        if severity == "off":
+            continue
+        for row in db.query(check.sql, dict(check.params)):
+            if settings is not None and settings.ignored(check.id, row.get("file")):
+                continue
+            findings.append(
+                {
+                    "check": check.id,
+                    "severity": severity,
+                    "record_type": row.get("record_type"),
+                    "record_id": row.get("record_id"),
+                    "file": row.get("file"),
+                    "field": row.get("field"),
+                    "message": row.get("message"),
+                    "hint": row.get("hint") or check.repair,
+                    "fixable": check.fix is not None,
+                }
+            )
+    locate(db, findings)
+    suggest(db, findings)
+    with db.atomic():
+        if replace or "findings" not in db.table_names():
+            db.table("findings").drop(ignore=True)
+            # In the order people read a finding (JSON output keeps FINDING_KEYS' order).
+            people = ("severity", "check", "record_id", "message", "hint", "file", "field")
+            columns: dict[str, type] = {"id": int, **{key: str for key in people}}
+            columns.update({"record_type": str, "fixable": bool, "line": int, "column": int})
+            db.table("findings").create(columns, pk="id")
+            db.table("findings").create_index(["file"])
+            db.table("findings").create_index(["check"])
+        db.table("findings").insert_all(findings, batch_size=1000)
+    return len(findings)
+
+
+def findings(db: sqlite_utils.Database) -> list[dict[str, Any]]:
+    """The findings of an index, errors first, then by file."""
+    sql = (
+        f"SELECT {', '.join(f'[{k}]' for k in FINDING_KEYS)} FROM findings "
+        "ORDER BY severity = 'warning', file, [check], field, record_id"
+    )
+    return list(db.query(sql))
+
+
+def fails(found: list[dict[str, Any]], fail_on: str) -> bool:
+    """Whether any finding is at or above the severity ``fail_on`` (error > warning)."""
+    failing = SEVERITIES[: SEVERITIES.index(fail_on) + 1]
+    return any(f["severity"] in failing for f in found)

@@ -1,0 +1,449 @@
+"""Build (or refresh) the SQLite index of a LabNote repository.
+
+repository files -> discover -> load (parse, validate, rows) -> sqlite-utils
+-> resolve references -> checks -> findings.
+
+The database is written to a temporary file beside the target and moved into
+place only when complete. On an existing index of the same repository the
+build is incremental: only files whose size, times or inode changed are
+read again, rows of deleted files are dropped, and everything derived
+(references, artifacts, packet files, views, findings) is worked out again, so
+the result equals a full rebuild.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import stat
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from .. import interrupts
+from ..errors import IndexWriteError, NotARepository, RepositoryError
+from ..format.rules import RECORD_TYPES
+from ..progress import SILENT, Progress
+from ..read.discover import DiscoveredFile, FoundFiles, classify, discover, named_files
+from ..read.parse import same_file
+from ..read.paths import Sandbox, displayable, lstat_key
+from ..text import findings_phrase, parent_dir, plural
+from .cycles import store_cycles
+from .files import (
+    artifacts_unchanged,
+    link_targets_unchanged,
+    packet_files_unchanged,
+    refresh_artifacts,
+    refresh_link_targets,
+    refresh_markdown_links,
+    refresh_packet_files,
+)
+from .index_file import APPLICATION_ID, check_index_path
+from .parallel import MIN_PART, default_jobs, run_sharded, start_workers_early
+from .resolve import delete_in, resolve_references
+from .schema import create_indexes, create_tables
+from .tempfiles import remove_abandoned, temp_name
+
+# Bump when the tables change: an index of another format is rebuilt in full.
+INDEX_FORMAT = 9
+
+
+# Tables holding rows made from one file, and the column naming that file
+# (handoff rows are keyed by the packet directory the manifest sits in).
+PER_FILE = [
+    ("files", "path"),
+    ("record_json", "file"),
+    ("handoff_json", "file"),
+    ("records", "file"),
+    *[(rt.table, "file") for rt in RECORD_TYPES.values()],
+    ("refs", "source_file"),
+    ("tag_uses", "source_file"),
+    ("source_refs", "source_file"),
+    ("validation_errors", "file"),
+    ("legacy_fields", "file"),
+    ("handoff_packets", "manifest"),
+    ("handoff_templates", "manifest"),
+    ("packet_locks", "lock_file"),
+    ("locked_files", "lock_file"),
+    ("markdown_links", "source_file"),
+]
+PER_MANIFEST_DIR = [("handoff_documents", "packet_dir"), ("input_packets", "consumer")]
+
+
+@dataclass
+class BuildResult:
+    """What a build did: the files and records indexed, the findings, whether
+    it was incremental and how many files it read again or removed."""
+
+    db_path: Path
+    files: int = 0
+    records: Counter[str] = field(default_factory=Counter)
+    files_with_findings: int = 0
+    findings: Counter[str] = field(default_factory=Counter)
+    incremental: bool = False
+    reread: int = 0
+    removed: int = 0
+    # Why an incremental build became a full one (a damaged index), if it did.
+    rebuilt_because: str | None = None
+
+    def summary(self) -> str:
+        """One line for people: records by type, then findings."""
+        by_type = ", ".join(
+            plural(self.records.get(rt.name, 0), rt.name, rt.table) for rt in RECORD_TYPES.values()
+        )
+        findings = findings_phrase(
+            self.findings["error"], self.findings["warning"], self.files_with_findings
+        )
+        how = (
+            f" (incremental: {plural(self.reread, 'file')} read again, {self.removed} removed)"
+            if self.incremental
+            else ""
+        )
+        return (
+            f"Indexed {plural(self.files, 'file')} into {self.db_path}{how}: {by_type}; {findings}"
+        )
+
+
+def build_index(
+    repo: Path,
+    db_path: Path,
+    files: list[str] | None = None,
+    enforce_layout: bool = False,
+    full: bool = False,
+    progress: Progress | None = None,
+    jobs: int | None = None,
+    check: Callable[[sqlite_utils.Database], object] | None = None,
+    check_fingerprint: str | None = None,
+    exclude: Callable[[str], bool] | None = None,
+    exclude_patterns: Sequence[str] = (),
+    config: dict[str, Any] | None = None,
+) -> BuildResult:
+    """Index ``repo`` into ``db_path``, replacing it only once the new index is complete.
+
+    ``files`` restricts the import to those repository-relative paths (always
+    a full build). ``full`` forces a full build of an existing index.
+    ``progress`` is told how many files will be read and how many are done
+    (silent by default). ``jobs`` is the most processes to read with (default:
+    the cores available, up to four). ``check`` runs over the new index before
+    it replaces the old one: the façade passes the check catalogue, so that an
+    index is never without its findings (the build itself knows no checks),
+    and ``check_fingerprint``, which changes when the checks do: an index of an
+    unchanged repository, checked by the same checks, is left as it is.
+    ``exclude`` tells the paths (files and directories) the walk leaves out,
+    by ``exclude_patterns``; ``config`` is the configuration the index was
+    built under, kept in build_info (JSON) for checks and comparisons.
+    """
+    repo = Path(repo)
+    jobs = default_jobs() if jobs is None else jobs
+    if not repo.is_dir():
+        raise RepositoryError(f"{repo} is not a directory: give the root of a LabNote repository")
+    if not os.access(repo, os.R_OK | os.X_OK):
+        raise RepositoryError(f"{repo} cannot be read: check its permissions")
+    db_path = Path(db_path)
+    exists = check_index_path(db_path)
+    sandbox = Sandbox(repo)
+    settings = {
+        "format": INDEX_FORMAT,
+        "repo": str(sandbox.root),
+        "enforce_layout": enforce_layout,
+        "files": sorted(files) if files else None,
+        "exclude": list(exclude_patterns),
+    }
+    incremental = exists and not full and not files and _same_settings(db_path, settings)
+    found = named_files(files) if files else discover(repo, sandbox.entered, exclude)
+    if not files:
+        _is_a_repository(repo, found)
+    if jobs > 1 and not incremental and len(found) >= 2 * MIN_PART:
+        start_workers_early()  # it imports what they need while this process starts
+    checks = check_fingerprint if check is not None else None
+    build = _Build(sandbox, found, settings, jobs, progress or SILENT, check, checks, config)
+    del found  # the build holds it, and lets it go once the files are read
+    try:
+        if incremental:
+            try:
+                current = _unchanged_index(db_path, build)
+                if current is not None:
+                    return current
+                return build.run(db_path, incremental=True)
+            except sqlite3.DatabaseError as exc:  # a damaged index: start again
+                build.found, build.changes = discover(repo, sandbox.entered, exclude), None
+                result = build.run(db_path, incremental=False)
+                result.rebuilt_because = f"the index was damaged ({exc}); it was rebuilt in full"
+                return result
+        return build.run(db_path, incremental=False)
+    finally:
+        build.progress.finish()
+
+
+def _is_a_repository(repo: Path, found: Sequence[DiscoveredFile]) -> None:
+    """A LabNote repository has a registry/ or a handoff packet: a gate pointed one
+    level too deep, or at an empty directory, must not pass for a clean one."""
+    if (repo / "registry").is_dir() or any(f.kind in HANDOFF_KINDS for f in found):
+        return
+    here = repo.resolve()
+    above = next((p for p in here.parents if (p / "registry").is_dir()), None)
+    hint = f": did you mean {above}?" if above is not None and above != here else ""
+    raise NotARepository(
+        f"{repo} is not a LabNote repository: it has no registry/ directory and no handoff "
+        "packet (docs/workflow/roles/<role>/reports/<milestone>/packet-vNNN/"
+        f"handoff.manifest.json); give the repository's root{hint}"
+    )
+
+
+HANDOFF_KINDS = ("handoff_manifest", "packet_lock", "handoff_template")
+
+
+@dataclass
+class _Build:
+    """One build's inputs, run once (or, over a damaged index, a second time in full)."""
+
+    sandbox: Sandbox
+    found: Sequence[DiscoveredFile]
+    settings: dict[str, Any]
+    jobs: int
+    progress: Progress
+    check: Callable[[sqlite_utils.Database], object] | None
+    check_fingerprint: str | None
+    config: dict[str, Any] | None = None
+    # (to read again, removed) against the index, when already compared
+    changes: tuple[Sequence[DiscoveredFile], list[str]] | None = None
+
+    def run(self, db_path: Path, incremental: bool) -> BuildResult:
+        # Imported here: a build that finds nothing changed needs neither
+        # pydantic nor the views (their imports are most of a no-op build).
+        from . import registry_views as views
+        from .rows import FileLoader
+
+        sandbox, files = self.sandbox, self.settings["files"]
+        with _atomic_database(db_path, start_from=db_path if incremental else None) as db:
+            changed = None  # the files read again or removed, on an incremental build
+            if incremental:
+                to_read, removed = self.changes or _changes(db, sandbox, self.found)
+                changed = [displayable(f.path) for f in to_read] + removed
+                _forget(db, changed)
+            else:
+                create_tables(db)
+                to_read, removed = self.found, []
+            self.progress.start(len(to_read))
+            loader = FileLoader(sandbox, self.settings["enforce_layout"])
+            tables = [table for table, _ in PER_FILE + PER_MANIFEST_DIR]
+            run_sharded(
+                db,
+                to_read,
+                loader.write,
+                tables,
+                self.jobs,
+                self.progress.advance,
+                weight=_reading_cost,
+            )
+            # Read: what was found is let go before the artifacts are listed
+            # (at 435,000 records, 50 MB the listing can use instead).
+            reread = len(to_read)
+            records_changed = not incremental or any(f.kind == "record" for f in to_read)
+            records_changed |= any(classify(path) == "record" for path in removed)
+            del to_read
+            self.found, self.changes = FoundFiles(), None
+            refresh_artifacts(db, sandbox, self.jobs)
+            refresh_markdown_links(db, sandbox)  # after the artifacts: it reads their bodies
+            refresh_packet_files(db, sandbox)
+            refresh_link_targets(db, sandbox)
+            if not incremental:
+                create_indexes(db)
+            resolve_references(db, changed)
+            store_cycles(db)
+            # A comparison's changes describe the index it was made with, not this one.
+            db.table("changes").delete_where()
+            db.table("build_info").delete_where("key = 'base'")
+            # Views describe the whole registry, not a chosen few files; they are
+            # worked out only for a repository that commits them (to find stale
+            # ones), and again only when a record changed: they are made of records.
+            committed = not files and views.commits_views(db)
+            if not committed or records_changed or not db.table("generated_views").count:
+                db.table("generated_views").delete_where()
+                if committed:
+                    views.store_views(db)
+            if self.check is not None:
+                self.check(db)
+            row = {"key": "settings", "value": json.dumps(self.settings)}
+            db.table("build_info").insert(row, replace=True)
+            row = {"key": "config", "value": json.dumps(self.config or {})}
+            db.table("build_info").insert(row, replace=True)
+            db.table("build_info").delete_where("key = 'checks'")
+            if self.check is not None and self.check_fingerprint is not None:
+                row = {"key": "checks", "value": self.check_fingerprint}
+                db.table("build_info").insert(row, replace=True)
+            result = _result(db, db_path)
+            result.incremental = incremental
+            result.reread, result.removed = reread, len(removed)
+            return result
+
+
+# What reading a file costs, in bytes of record: its size, and as much again as
+# a small record's for opening, validating and writing it.
+PER_FILE_BYTES = 2048
+
+
+def _reading_cost(item: DiscoveredFile) -> int:
+    return (item.stat.size if item.stat else 0) + PER_FILE_BYTES
+
+
+def _unchanged_index(db_path: Path, build: _Build) -> BuildResult | None:
+    """The result of the index as it stands, when building it again would write
+    the same rows: no file, artifact or packet file changed since, and it was
+    checked by the same checks. None when it must be built (again, incrementally).
+    Read without writing: the comparison that finds a change is not repeated,
+    ``build.changes`` carries it to the build."""
+    db = sqlite_utils.Database(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True))
+    try:
+        checked = db.execute("SELECT value FROM build_info WHERE key = 'checks'").fetchone()
+        if build.check_fingerprint is None or checked != (build.check_fingerprint,):
+            return None  # checked by other checks (or to be built without)
+        build.changes = _changes(db, build.sandbox, build.found)
+        if any(build.changes) or db.table("build_info").count_where("key = 'base'"):
+            return None
+        if not (
+            artifacts_unchanged(db, build.sandbox)
+            and packet_files_unchanged(db, build.sandbox)
+            and link_targets_unchanged(db, build.sandbox)
+        ):
+            return None
+        result = _result(db, db_path)
+        result.incremental = True
+        return result
+    finally:
+        db.close()
+
+
+def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:
+    """Whether an existing index was built from the same repository, the same way."""
+    if not db_path.is_file():
+        return False
+    db = sqlite_utils.Database(db_path)
+    try:
+        if "build_info" not in db.table_names():
+            return False
+        row = db.table("build_info").get("settings")
+        return json.loads(row["value"]) == settings
+    except Exception:  # not an index, or a damaged one: build it again in full
+        return False
+    finally:
+        db.close()
+
+
+def _changes(
+    db: sqlite_utils.Database, sandbox: Sandbox, found: Sequence[DiscoveredFile]
+) -> tuple[Sequence[DiscoveredFile], list[str]]:
+    """Files to read again (new; size, times or inode changed; or changed too close
+    to the last build to tell) and paths no longer there.
+
+    Both sides are in path order (the walk sorts what it found; the files
+    table's key orders its rows, UTF-8 bytes and code points alike), so they
+    are compared in one pass, a row at a time: no copy of the stored rows."""
+    to_read, removed = FoundFiles(), []
+    stored = db.execute(
+        "SELECT path, kind, size, mtime_ns, ctime_ns, inode, sha256 FROM files ORDER BY path"
+    )
+    row = next(stored, None)
+    for item in found:
+        while row is not None and row[0] < item.path:
+            removed.append(row[0])  # stored, and no longer found
+            row = next(stored, None)
+        before = None
+        if row is not None and row[0] == item.path:
+            before, row = row[1:], next(stored, None)
+        key = item.stat or lstat_key(sandbox.root / item.path)
+        if (
+            key is None
+            or key.is_link
+            or before is None
+            or before[0] != item.kind
+            or not same_file(sandbox.root / item.path, key, before[1:5], before[5])
+        ):
+            to_read.append(item)  # new (nothing stored), changed, gone, or a symlink
+    while row is not None:
+        removed.append(row[0])
+        row = next(stored, None)
+    return to_read, removed
+
+
+def _forget(db: sqlite_utils.Database, paths: list[str]) -> None:
+    """Delete every row made from these files."""
+    dirs = [parent_dir(p) for p in paths if classify(p) == "handoff_manifest"]
+    for values, tables in ((paths, PER_FILE), (dirs, PER_MANIFEST_DIR)):
+        for table, column in tables:
+            delete_in(db, table, column, values)
+
+
+def _result(db: sqlite_utils.Database, db_path: Path) -> BuildResult:
+    result = BuildResult(db_path=db_path)
+    result.files = db.table("files").count
+    counted = "SELECT record_type, count(*) AS n FROM records WHERE NOT unreadable GROUP BY 1"
+    for row in db.query(counted):
+        result.records[row["record_type"]] = row["n"]
+    if not db.table("findings").exists():
+        return result  # built without checks
+    # Counted as the check report counts them: files with findings.
+    result.files_with_findings = db.execute(
+        "SELECT count(DISTINCT coalesce(file, '')) FROM findings"
+    ).fetchone()[0]
+    for row in db.query("SELECT severity, count(*) AS n FROM findings GROUP BY severity"):
+        result.findings[row["severity"]] = row["n"]
+    return result
+
+
+@contextmanager
+def _atomic_database(
+    db_path: Path, start_from: Path | None = None
+) -> Iterator[sqlite_utils.Database]:
+    """A database in a temporary file (empty, or a copy of ``start_from``), moved
+    over ``db_path`` on success only.
+
+    The temporary file is named for this process (``tempfiles``), so that one
+    left by a killed build is cleared away by the next. It is created as any
+    new file is (the umask applies); one that replaces an index keeps its mode.
+    """
+    try:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        remove_abandoned(db_path.parent)
+        tmp = db_path.parent / temp_name("tmp", db_path.name)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        os.close(fd)
+    except OSError as exc:
+        raise IndexWriteError(f"cannot write the index {db_path}: {exc.strerror}") from exc
+    try:
+        if start_from is not None:
+            shutil.copyfile(start_from, tmp)
+            os.chmod(tmp, stat.S_IMODE(os.stat(start_from).st_mode))
+        elif db_path.is_file():
+            os.chmod(tmp, stat.S_IMODE(os.stat(db_path).st_mode))
+        conn = sqlite3.connect(tmp)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    try:
+        # The rename is what makes the build atomic, so the temporary file
+        # needs no journal of its own.
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        db = sqlite_utils.Database(conn)
+        yield db
+        conn.commit()
+        conn.close()
+        with interrupts.whole():  # replaced and said so, or neither
+            try:
+                os.replace(tmp, db_path)
+            except OSError as exc:
+                raise IndexWriteError(f"cannot write the index {db_path}: {exc.strerror}") from exc
+            interrupts.changed(f"the index {db_path} was replaced by a complete new one")
+    except BaseException:
+        conn.close()
+        tmp.unlink(missing_ok=True)
+        raise

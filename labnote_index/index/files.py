@@ -1,0 +1,381 @@
+"""Files the index takes in besides the records: artifacts, packet files, and
+the targets of Markdown links.
+
+Both are refreshed the same way on a full and an incremental build: a file
+whose size, times and inode are as stored keeps its row (one that changed too
+close to being read to tell is compared by content); anything else is read
+again. Paths are never followed out of the repository: a symlink whose
+target lies outside is reported, not read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import sqlite_utils
+
+from ..format.rules import SAFE_PATH_RE
+from ..read.markdown import link_rows
+from ..read.parse import NotRegularFile, hash_file, read_error, same_file
+from ..read.paths import (
+    HIDDEN,
+    INSIDE,
+    OUTSIDE,
+    FileStat,
+    Sandbox,
+    displayable,
+    file_stat,
+    git_ignored,
+    in_git_work_tree,
+    kept_ctime,
+    lstat_key,
+)
+from ..text import parent_dir
+from .parallel import run_sharded
+from .resolve import delete_in
+from .schema import Inserts
+
+# Artifact bodies above this size are accounted for (size, hash) but not stored.
+MAX_ARTIFACT_BODY = 1024 * 1024
+TEXT_SUFFIXES = (".md", ".markdown", ".txt")
+# An artifact that could not be read, by why.
+ARTIFACT_STATUS = {FileNotFoundError: "missing", NotRegularFile: "not_a_file"}
+
+
+def artifact_row(sandbox: Sandbox, path: str, ignored: bool = False) -> dict[str, Any]:
+    """The ``artifacts`` row of one path a record names, as it is on disk now:
+    its status (ok, missing, unsafe, escapes, hidden, ignored, ...), stat and
+    hash, and its body when it is text held by one name only."""
+    row: dict[str, Any] = {"path": path, "status": None, "size": None, "mtime_ns": None}
+    row.update(ctime_ns=None, inode=None)
+    row.update(sha256=None, body=None, links=None)
+    if not SAFE_PATH_RE.fullmatch(path):
+        row["status"] = "unsafe"  # never touched on disk
+        return row
+    full = sandbox.path(path)
+    key = lstat_key(full)
+    if key is None:
+        row["status"] = "missing"
+        return row
+    row["size"], row["mtime_ns"] = key.size, key.mtime_ns
+    row["ctime_ns"], row["inode"] = kept_ctime(key), key.inode
+    where = sandbox.place(path, key.is_link)
+    if where != INSIDE:
+        row["status"] = "hidden" if where == HIDDEN else "escapes"
+        return row
+    if ignored:
+        row["status"] = "ignored"
+        return row
+    keep = MAX_ARTIFACT_BODY if path.endswith(TEXT_SUFFIXES) else 0
+    try:
+        hashed = hash_file(full, keep_up_to=keep)
+    except OSError as exc:
+        row["status"] = ARTIFACT_STATUS.get(type(exc), "unreadable")
+        return row
+    row["status"] = "ok"
+    row["size"], row["sha256"], row["links"] = hashed.size, hashed.sha256, hashed.links
+    # A second name may be a file outside the repository (a hard link is not a
+    # symlink, and no path tells): its content is hashed, never stored or searchable.
+    if hashed.content is not None and hashed.links == 1:
+        row["body"] = hashed.content.decode("utf-8", errors="replace")
+    return row
+
+
+def refresh_artifacts(db: sqlite_utils.Database, sandbox: Sandbox, jobs: int = 1) -> None:
+    """Make ``artifacts`` hold exactly the paths records name, each as it is on disk now
+    (read over up to ``jobs`` processes). Stored rows are compared as they stream
+    by: memory holds what changed, not every artifact (435,000 at the largest
+    size benchmarked)."""
+    stale = list(_stale_artifacts(db, sandbox))
+    gone = [
+        path
+        for (path,) in db.execute(
+            "SELECT path FROM artifacts WHERE path NOT IN "
+            "(SELECT artifact_path FROM records WHERE artifact_path IS NOT NULL)"
+        )
+    ]
+    delete_in(db, "artifacts", "path", gone + stale)  # gone, or to be read again
+    # What is left to read (new, or stale): in the order records name them.
+    todo = [
+        path
+        for (path,) in db.execute(
+            "SELECT DISTINCT artifact_path FROM records WHERE artifact_path IS NOT NULL "
+            "AND artifact_path NOT IN (SELECT path FROM artifacts)"
+        )
+    ]
+    writer = ArtifactWriter(sandbox, frozenset(_git_ignored(sandbox, todo)))
+    run_sharded(db, todo, writer.write, ["artifacts"], jobs)
+
+
+def _git_ignored(sandbox: Sandbox, paths: list[str]) -> set[str]:
+    """The artifact paths whose file (symlinks resolved) git ignores; every path
+    when git could not tell (its content is then never read). Outside a git work
+    tree nothing is ignored, and no path is resolved to ask."""
+    if not paths or not in_git_work_tree(sandbox.root):
+        return set()
+    named: dict[str, list[str]] = {}  # the file git is asked about -> paths naming it
+    for path in paths:
+        if not SAFE_PATH_RE.fullmatch(path):
+            continue  # never touched on disk
+        real = sandbox.real(path)
+        if real.startswith(sandbox.prefix):
+            named.setdefault(real[len(sandbox.prefix) :], []).append(path)
+    ignored = git_ignored(sandbox.root, list(named))
+    if ignored is None:
+        return set(paths)
+    return {path for real in ignored for path in named.get(real, ())}
+
+
+@dataclass
+class ArtifactWriter:
+    """Reads artifacts and writes their rows (picklable: workers run it too).
+    ``ignored`` are the paths git ignores: accounted for, never read."""
+
+    sandbox: Sandbox
+    ignored: frozenset[str] = frozenset()
+
+    def write(self, target: sqlite_utils.Database, paths: Sequence[str], advance: Any) -> None:
+        """Read ``paths`` and insert their artifact rows into ``target``."""
+        # Bodies are written as they are read, a batch at a time: never all in memory.
+        inserts = Inserts(target)
+        for start in range(0, len(paths), 500):
+            inserts.insert(
+                "artifacts",
+                [
+                    artifact_row(self.sandbox, path, path in self.ignored)
+                    for path in paths[start : start + 500]
+                ],
+            )
+
+
+def artifacts_unchanged(db: sqlite_utils.Database, sandbox: Sandbox) -> bool:
+    """Whether every stored artifact row still describes what is on disk (the
+    records naming them being unchanged too, no other artifact is wanted)."""
+    return next(_stale_artifacts(db, sandbox), None) is None
+
+
+def _stale_artifacts(db: sqlite_utils.Database, sandbox: Sandbox) -> Iterator[str]:
+    """The stored artifact rows that no longer describe what is on disk, by path."""
+    rows = db.execute("SELECT path, size, mtime_ns, ctime_ns, inode, status, sha256 FROM artifacts")
+    for path, size, mtime_ns, ctime_ns, inode, status, sha256 in rows:
+        if not _unchanged(sandbox, path, (size, mtime_ns, ctime_ns, inode), status, sha256):
+            yield path
+
+
+def _unchanged(
+    sandbox: Sandbox, path: str, stored: tuple[Any, ...], status: str, sha256: str | None
+) -> bool:
+    """Whether a stored artifact row (its size, times and inode) still describes
+    what is on disk (asked of every artifact on every incremental build, so one
+    lstat and no more)."""
+    if status == "unsafe":
+        return True  # decided by the path text alone
+    full = sandbox.path(path)
+    key = lstat_key(full)
+    if key is None:
+        return status == "missing" and stored[1] is None
+    if key.is_link:
+        return False  # a symlink is resolved again on every build
+    return (
+        same_file(full, key, tuple(stored), sha256)
+        and status == "ok"
+        and sandbox.dir_inside(parent_dir(path))
+    )
+
+
+def packet_dirs(db: sqlite_utils.Database) -> list[str]:
+    """Directories holding a handoff manifest or a packet lock."""
+    paths = db.query("SELECT path FROM files WHERE kind IN ('handoff_manifest', 'packet_lock')")
+    return sorted({parent_dir(p["path"]) for p in paths})
+
+
+def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
+    """Make ``handoff_files`` list every file of every packet directory, hashed.
+
+    What cannot be hashed is listed too, with ``error`` saying why: a
+    subdirectory that cannot be listed, a symlink (never followed: a lock
+    cannot vouch for what it points to), a FIFO or device, a file that
+    cannot be read. Directories are walked with a stack, not recursion.
+    """
+    fresh: list[dict[str, Any]] = []
+    gone: list[tuple[str, str]] = []
+    for key, entry in _packet_file_changes(db, sandbox):
+        gone.append(key)  # a row stored for it, if any, is replaced
+        if entry is None:
+            continue  # no longer there
+        row: dict[str, Any] = {"packet_dir": key[0], "path": key[1], "size": None}
+        row.update(mtime_ns=None, ctime_ns=None, inode=None, sha256=None)
+        row["error"] = entry if isinstance(entry, str) else None
+        if not isinstance(entry, str):
+            try:
+                hashed = hash_file(entry.path)
+                row.update(size=hashed.size, sha256=hashed.sha256, mtime_ns=entry.key.mtime_ns)
+                row.update(ctime_ns=kept_ctime(entry.key), inode=entry.key.inode)
+            except OSError as exc:
+                row["error"] = read_error(exc)
+        fresh.append(row)
+    for packet_dir, rel in gone:
+        db.execute("DELETE FROM handoff_files WHERE packet_dir = ? AND path = ?", [packet_dir, rel])
+    Inserts(db).insert("handoff_files", fresh)
+
+
+def packet_files_unchanged(db: sqlite_utils.Database, sandbox: Sandbox) -> bool:
+    """Whether ``handoff_files`` describes every packet directory as it is now."""
+    return next(_packet_file_changes(db, sandbox), None) is None
+
+
+class _Found(NamedTuple):
+    path: str
+    key: FileStat
+
+
+def _packet_file_changes(
+    db: sqlite_utils.Database, sandbox: Sandbox
+) -> Iterator[tuple[tuple[str, str], _Found | str | None]]:
+    """Each packet file whose row must change, keyed (packet_dir, path): a file
+    to hash (new, or its size or time changed), why it cannot be hashed (when
+    that is not what is stored already), or None when it is no longer there."""
+    stored = {
+        (packet_dir, path): (size, mtime_ns, ctime_ns, inode, error, sha256)
+        for packet_dir, path, size, mtime_ns, ctime_ns, inode, error, sha256 in db.execute(
+            "SELECT packet_dir, path, size, mtime_ns, ctime_ns, inode, error, sha256 "
+            "FROM handoff_files"
+        )
+    }
+    seen: set[tuple[str, str]] = set()
+
+    def unreadable(key: tuple[str, str], why: str) -> bool:
+        seen.add(key)
+        return stored.get(key) != (None, None, None, None, why, None)
+
+    for packet_dir in packet_dirs(db):
+        top = sandbox.path(packet_dir)
+        if not (os.path.isdir(top) and sandbox.dir_inside(packet_dir)):
+            continue
+        pending = [(top, "")]
+        while pending:
+            directory, rel_top = pending.pop()
+            try:
+                with os.scandir(directory) as listing:
+                    entries = sorted(listing, key=lambda e: e.name)
+            except OSError:
+                key = (packet_dir, displayable(rel_top.rstrip("/")))
+                why = (
+                    "directory could not be listed, so the files in it are not indexed: "
+                    "make it readable"
+                )
+                if unreadable(key, why):
+                    yield key, why
+                continue
+            for entry in entries:
+                rel = f"{rel_top}{entry.name}"
+                key = (packet_dir, displayable(rel))
+                if entry.is_dir(follow_symlinks=False):
+                    if not entry.name.startswith("."):
+                        pending.append((entry.path, rel + "/"))
+                    continue
+                try:
+                    if entry.is_symlink():
+                        target = displayable(os.readlink(entry.path))
+                        why = (
+                            f"a symlink (to {target}): never followed in a packet, which must "
+                            "hold its files itself; put the file here"
+                        )
+                        if unreadable(key, why):
+                            yield key, why
+                        continue
+                    st = file_stat(entry.stat(follow_symlinks=False))
+                except OSError as exc:
+                    if unreadable(key, read_error(exc)):
+                        yield key, read_error(exc)
+                    continue
+                seen.add(key)
+                before = stored.get(key)
+                if (
+                    before is None
+                    or before[4]
+                    or not same_file(entry.path, st, before[:4], before[5])
+                ):
+                    yield key, _Found(entry.path, st)
+    for key in stored.keys() - seen:
+        yield key, None
+
+
+# A Markdown file or view larger than this is hashed only: its links are not read.
+MAX_TEXT = 64 * 1024 * 1024
+
+
+def refresh_markdown_links(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
+    """Hash the Markdown files this build lists anew (``files`` rows of kind
+    markdown without a sha256: the loader leaves them for here) and keep their
+    links. A record's artifact was just read by the artifact refresh: its hash
+    and body are taken from there, so it is not read a second time. A file
+    with a second name (which may lie outside), or one git ignores, has its
+    links never read."""
+    todo = db.execute(
+        "SELECT f.path, a.status, a.sha256, a.body, a.links FROM files f "
+        "LEFT JOIN artifacts a ON a.path = f.path "
+        "WHERE f.kind = 'markdown' AND f.sha256 IS NULL AND f.error IS NULL"
+    ).fetchall()
+    hashes: list[tuple[str | None, str | None, str]] = []  # (sha256, error, path)
+    links: list[dict[str, Any]] = []
+    for path, status, digest, body, names in todo:
+        text = body
+        if status == "ignored":
+            digest = None  # accounted for, never read
+        elif status != "ok" or (body is None and names == 1):  # not read, or too big to keep
+            try:
+                hashed = hash_file(sandbox.path(path), keep_up_to=MAX_TEXT)
+            except OSError as exc:
+                hashes.append((None, read_error(exc), path))
+                continue
+            digest, names = hashed.sha256, hashed.links
+            text = hashed.content.decode("utf-8", "replace") if hashed.content else None
+        hashes.append((digest, None, path))
+        if text is not None and names == 1:
+            links += link_rows(path, text)
+    with db.conn:
+        db.conn.executemany("UPDATE files SET sha256 = ?, error = ? WHERE path = ?", hashes)
+    Inserts(db).insert("markdown_links", links)
+
+
+# Markdown link targets: looked at again on every build (a target can appear
+# or go while the file linking to it stays as it was), one lstat each.
+_DISTINCT_TARGETS = "SELECT DISTINCT target FROM markdown_links WHERE target IS NOT NULL"
+
+
+def link_target_status(sandbox: Sandbox, path: str) -> str:
+    """What a link target is now: ``ok`` (a file or directory inside), ``missing``,
+    or ``escapes`` (a symlink, its own or a directory's on the way, that leads
+    outside the repository). Nothing is read, and no symlink is followed out."""
+    full = sandbox.path(path)
+    try:
+        # Its directories resolved, whether it exists or not. A link into a
+        # dot-directory (.github/) is fine: a target is looked at, never read.
+        if sandbox.place(path) == OUTSIDE:
+            return "escapes"
+        return "ok" if os.path.exists(full) else "missing"  # a dangling symlink too
+    except (OSError, ValueError):  # a NUL in the name, a name too long
+        return "missing"
+
+
+def refresh_link_targets(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
+    """Make ``link_targets`` hold each distinct Markdown link target as it is now."""
+    rows = [
+        {"path": path, "status": link_target_status(sandbox, path)}
+        for (path,) in db.execute(_DISTINCT_TARGETS)
+    ]
+    db.execute("DELETE FROM link_targets")
+    Inserts(db).insert("link_targets", rows)
+
+
+def link_targets_unchanged(db: sqlite_utils.Database, sandbox: Sandbox) -> bool:
+    """Whether ``link_targets`` still says what every link target is."""
+    stored = dict(db.execute("SELECT path, status FROM link_targets").fetchall())
+    wanted = [path for (path,) in db.execute(_DISTINCT_TARGETS)]
+    return len(wanted) == len(stored) and all(
+        stored.get(path) == link_target_status(sandbox, path) for path in wanted
+    )

@@ -1,0 +1,113 @@
+"""The index file itself: recognise a labnote index, refuse anything else, find
+what is wrong with a damaged one, and say what repository it describes.
+
+Nothing here builds or queries an index; every command that reads or replaces
+``--db`` asks here first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import sqlite_utils
+
+from ..errors import NoIndex, NotAnIndex
+
+# Written into the SQLite header (PRAGMA application_id): a file is recognised as
+# a labnote index from its first 100 bytes, even when a page further on is damaged.
+APPLICATION_ID = 0x4C4E4958  # "LNIX"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _header(path: Path) -> bytes:
+    """A file's SQLite header (its first 100 bytes; fewer, or none, for a file
+    that is not a database), read without following a symlink."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return b""
+    with open(fd, "rb") as handle:
+        header = handle.read(100)
+    return header if len(header) == 100 and header.startswith(SQLITE_MAGIC) else b""
+
+
+def has_index_header(path: Path) -> bool:
+    """Whether a file begins with the SQLite header of a labnote index (our
+    application_id): from its first 100 bytes, without opening it as a database."""
+    header = _header(path)
+    return bool(header) and int.from_bytes(header[68:72], "big") == APPLICATION_ID
+
+
+def is_labnote_index(path: Path) -> bool:
+    """Whether a regular file is a labnote index: our application_id in its SQLite
+    header, or (an index made before there was one) our build_info table."""
+    header = _header(path)
+    if not header:
+        return False
+    if int.from_bytes(header[68:72], "big") == APPLICATION_ID:
+        return True
+    try:
+        row = _read_only(path, "SELECT value FROM build_info WHERE key = 'settings'")
+        return row is not None and "format" in json.loads(row[0])
+    except (sqlite3.Error, ValueError, TypeError):
+        return False
+
+
+def index_damage(db_path: Path) -> str | None:
+    """What SQLite's quick check finds wrong with an index (None: nothing).
+    It reads every page once: worth it before serving, not before every query."""
+    try:
+        row = _read_only(db_path, "PRAGMA quick_check(1)")
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return None if row and row[0] == "ok" else str(row[0] if row else "unreadable")
+
+
+def _read_only(path: Path, sql: str) -> tuple | None:
+    """The first row of one query, on a connection that cannot write."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql).fetchone()
+    finally:
+        conn.close()
+
+
+def check_index_path(db_path: Path, *, must_exist: bool = False) -> bool:
+    """Whether ``db_path`` holds a labnote index (False: nothing, or an empty file).
+
+    Raises NotAnIndex for anything else: a symlink, a FIFO, a device, a
+    directory, a file that is not a labnote index. A build never replaces it.
+    """
+    try:
+        st = os.lstat(db_path)
+    except (FileNotFoundError, NotADirectoryError):
+        if must_exist:
+            raise NoIndex(f"no index at {db_path}") from None
+        return False
+    except OSError as exc:
+        raise NotAnIndex(f"{db_path} cannot be examined ({exc.strerror})") from exc
+    if stat.S_ISLNK(st.st_mode):
+        raise NotAnIndex(f"{db_path} is a symlink: give the index file itself as --db")
+    if not stat.S_ISREG(st.st_mode):
+        raise NotAnIndex(f"{db_path} is not a regular file: give another --db")
+    if st.st_size == 0 and not must_exist:
+        return False
+    if not is_labnote_index(db_path):
+        raise NotAnIndex(
+            f"{db_path} is not a labnote index (it could be something of yours): "
+            "give another --db, or remove it yourself"
+        )
+    return True
+
+
+def indexed_repository(db: sqlite_utils.Database) -> Path | None:
+    """The repository an index was built from, as its build recorded it."""
+    try:
+        row = db.execute("SELECT value FROM build_info WHERE key = 'settings'").fetchone()
+        return Path(json.loads(row[0])["repo"]) if row else None
+    except (sqlite3.Error, ValueError, KeyError, TypeError):
+        return None

@@ -1,0 +1,291 @@
+"""Findings and orphans as text for people, JSON for programs, annotations for CI."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable
+from importlib import metadata
+from itertools import groupby
+from typing import Any
+from urllib.parse import quote
+
+from ..checks.catalogue import FINDING_KEYS, Check
+from ..queries.lineage import branches_in_order
+from ..text import findings_phrase, plural, shown
+
+
+def findings_text(findings: list[dict[str, Any]]) -> str:
+    """Findings grouped by file, errors before warnings, with a closing count."""
+    lines: list[str] = []
+    ordered = sorted(findings, key=lambda f: (f["file"] or "", f["severity"] != "error"))
+    for file, group in groupby(ordered, key=lambda f: f["file"] or ""):
+        lines.append(shown(file) or "(repository)")
+        for f in group:
+            where = f" {shown(f['field'])}" if f["field"] else ""
+            lines.append(f"  {f['severity']} [{f['check']}]{where}: {shown(f['message'])}")
+            if f.get("line"):  # file:line:column, which editors and terminals follow
+                lines.append(f"      at {shown(file)}:{f['line']}:{f['column'] or 1}")
+            lines.append(f"      fix: {shown(f['hint'])}")
+    errors = sum(1 for f in findings if f["severity"] == "error")
+    files = len({f["file"] for f in findings})
+    lines.append(findings_phrase(errors, len(findings) - errors, files))
+    return "\n".join(lines)
+
+
+def findings_json(findings: list[dict[str, Any]]) -> str:
+    """Findings as a JSON array, keys in FINDING_KEYS' order."""
+    return json.dumps([{k: f[k] for k in FINDING_KEYS} for f in findings], indent=2)
+
+
+def _escape_data(value: str) -> str:
+    # shown() first: a control or bidirectional character from a record (an
+    # escape sequence, U+202E) never reaches the log or the annotation raw.
+    return shown(value).replace("%", "%25")
+
+
+def _escape_property(value: str) -> str:
+    return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def findings_github(findings: list[dict[str, Any]], prefix: str = "") -> str:
+    """GitHub Actions workflow commands: one ::error or ::warning annotation a finding,
+    its file written ``prefix`` + the repository-relative path."""
+    lines = []
+    for f in findings:
+        where = prefix + f["file"] if f["file"] else ""
+        props = f"file={_escape_property(where)}"
+        if f.get("line"):
+            props += f",line={f['line']},col={f['column'] or 1}"
+        props += f",title={_escape_property(f['check'])}"
+        where = f"{f['field']}: " if f["field"] else ""
+        text = f"{where}{f['message']} (fix: {f['hint']})"
+        lines.append(f"::{f['severity']} {props}::{_escape_data(text)}")
+    return "\n".join(lines)
+
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _region(f: dict[str, Any]) -> dict[str, int]:
+    """Where in the file: the finding's line and column, or the file's first line."""
+    if not f.get("line"):
+        return {"startLine": 1}
+    return {"startLine": f["line"], "startColumn": f["column"] or 1}
+
+
+def findings_sarif(findings: list[dict[str, Any]], catalogue: list[Check], prefix: str = "") -> str:
+    """A SARIF 2.1.0 log: one rule per check (what it protects, how to repair),
+    one result per finding, located at its file (``prefix`` + the path)."""
+    rules = [
+        {
+            "id": c.id,
+            "name": c.id,
+            "shortDescription": {"text": c.protects},
+            "fullDescription": {"text": c.protects},
+            "help": {"text": f"Repair: {c.repair}"},
+            # SARIF's levels are error, warning, note and none: a check off by default is none.
+            "defaultConfiguration": {"level": "none" if c.severity == "off" else c.severity},
+        }
+        for c in catalogue
+    ]
+    index = {c.id: n for n, c in enumerate(catalogue)}
+    results = []
+    for f in findings:
+        where = f" ({f['field']})" if f["field"] else ""
+        result: dict[str, Any] = {
+            "ruleId": f["check"],
+            "level": f["severity"],
+            "message": {"text": f"{f['message']}{where}. Fix: {f['hint']}"},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": quote(prefix + (f["file"] or ""))},
+                        "region": _region(f),
+                    }
+                }
+            ],
+        }
+        if f["check"] in index:
+            result["ruleIndex"] = index[f["check"]]
+        results.append(result)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "labnote-index",
+                        "version": _version(),
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("labnote-index")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+ORPHAN_KEYS = ("field", "record_type", "record_id", "file", "missing_id", "expected_type")
+
+
+def orphans_text(orphans: list[dict[str, Any]]) -> str:
+    """Orphaned references grouped by field, for people."""
+    lines: list[str] = []
+    for field, group in groupby(orphans, key=lambda o: o["field"]):
+        rows = list(group)
+        lines.append(f"{shown(field)} ({len(rows)})")
+        for o in rows:
+            lines.append(
+                f"  {shown(o['file'])}: {shown(o['record_type'])} {shown(o['record_id'])} -> "
+                f"missing {shown(o['expected_type'])} {shown(o['missing_id'])}"
+            )
+    lines.append(plural(len(orphans), "orphaned reference"))
+    return "\n".join(lines)
+
+
+def orphans_json(orphans: list[dict[str, Any]]) -> str:
+    """Orphaned references as a JSON array, keys in ORPHAN_KEYS' order."""
+    return json.dumps([{k: o[k] for k in ORPHAN_KEYS} for o in orphans], indent=2)
+
+
+def rows_csv(rows: Iterable[dict[str, Any]], keys: tuple[str, ...]) -> str:
+    """Rows as CSV with a header of ``keys``."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(keys)
+    for row in rows:
+        writer.writerow([row[k] for k in keys])
+    return out.getvalue().rstrip("\n")
+
+
+def catalogue_markdown(checks: list[Check]) -> str:
+    """The check catalogue as a Markdown table (the README embeds this output, by cog)."""
+    lines = ["| check | severity | protects | repair | fix |", "| --- | --- | --- | --- | --- |"]
+    for c in checks:
+        cells = [f"`{c.id}`", c.severity, c.protects, c.repair, "yes" if c.fix else ""]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines)
+
+
+def lineage_text(tree: dict[str, Any]) -> str:
+    """A lineage tree as indented text, up then down, MISSING nodes named."""
+
+    def describe(node: dict[str, Any]) -> str:
+        if node.get("missing"):
+            return f"MISSING {shown(node['expected'])} {shown(node['label'])} (not in the index)"
+        status = f" [{shown(node['status'])}]" if node["status"] is not None else ""
+        return f"{shown(node['kind'])} {shown(node['label'])}{status} {shown(node['node'])}"
+
+    lines = [describe(tree)]
+    for d in ("up", "down"):
+        if d not in tree:
+            continue
+        lines.append(f"{d}:" if tree[d] else f"{d}: (nothing)")
+        for b in branches_in_order(tree[d]):
+            seen = " (shown above)" if b["repeated"] else ""
+            more = f" (+{b['more']} more, not drawn: ask for its own lineage)" if b["more"] else ""
+            indent = "  " * b["depth"]
+            lines.append(f"{indent}{shown(', '.join(b['via']))}: {describe(b)}{seen}{more}")
+        if tree.get(f"{d}_more"):
+            lines.append(f"  (+{tree[f'{d}_more']} more, not drawn: a lineage is bounded)")
+    return "\n".join(lines)
+
+
+def diff_text(rows: list[dict[str, Any]]) -> str:
+    """What changed between two revisions, one line a change."""
+    lines = []
+    for row in rows:
+        what = f"{shown(row['record_type'])} {shown(row['record_id'])}"
+        change = row["change"]
+        if change in ("status", "handoff status", "moved"):
+            detail = f": {shown(row['before'])} -> {shown(row['after'])}"
+        elif change.startswith("reference"):
+            detail = f": {shown(row['field'])} {shown(row['after'] or row['before'])}"
+        elif change in ("edited", "handoff edited") and row["field"]:
+            before = "(absent)" if row["before"] is None else shown(row["before"])
+            after = "(absent)" if row["after"] is None else shown(row["after"])
+            detail = f": {shown(row['field'])}: {before} -> {after}"
+        else:
+            detail = f" ({shown(row['file'])})"
+        lines.append(f"{change:18} {what}{detail}")
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["change"]] = counts.get(row["change"], 0) + 1
+    summary = ", ".join(f"{change}: {n}" for change, n in sorted(counts.items()))
+    lines.append(summary or "no changes")
+    return "\n".join(lines)
+
+
+def fix_text(result: Any) -> str:
+    """A fix plan (and what came of it) for people."""
+    lines = []
+    for repair in result.plan.repairs:
+        state = "" if repair.status == "planned" else f" [{repair.status}]"
+        lines.append(f"{repair.check}: {shown(repair.file)}{state}")
+        lines += [f"  {line}" for line in repair.describe().splitlines()]
+    for refusal in result.plan.refusals:
+        lines.append(f"not fixed [{refusal.check}] {shown(refusal.file)}: {shown(refusal.reason)}")
+    planned = plural(len(result.plan.repairs), "fix", "fixes")
+    if result.applied:
+        done = sum(r.status == "applied" for r in result.plan.repairs)
+        views = result.views_rewritten
+        then = f" (with {plural(views, 'view')} written anew after the others)" if views else ""
+        lines.append(
+            f"{plural(done, 'fix', 'fixes')} applied{then}; "
+            f"{plural(len(result.gone), 'finding')} gone, "
+            f"{plural(len(result.remaining), 'finding')} of the fixable checks remaining"
+        )
+        lines += [
+            f"  remaining [{f.check}] {shown(f.file)}: {shown(f.message)}" for f in result.remaining
+        ]
+        errors = sum(f.severity == "error" for f in result.after)
+        warnings = sum(f.severity == "warning" for f in result.after)
+        files = len({f.file for f in result.after})
+        left = findings_phrase(errors, warnings, files)
+        lines.append(f"in all: {left} remain" if result.after else "in all: no findings remain")
+        lines += [
+            f"  appeared [{f.check}] {shown(f.file)}: {shown(f.message)}" for f in result.appeared
+        ]
+    else:
+        then = "--apply makes them" if result.plan.repairs else "nothing to do"
+        if result.views_follow:
+            then += ", then writes anew the committed views they change"
+        lines.append(f"{planned} to make ({then})")
+    return "\n".join(lines)
+
+
+def fix_json(result: Any) -> dict[str, Any]:
+    """A fix plan (and what came of it) for programs."""
+
+    def repair(r: Any) -> dict[str, Any]:
+        return {
+            "check": r.check,
+            "file": r.file,
+            "final": r.final,
+            "moves": [list(m) for m in r.also] + ([[r.file, r.final]] if r.final != r.file else []),
+            "content_changed": r.content is not None,
+            "left": r.notes,
+            "status": r.status,
+        }
+
+    return {
+        "repairs": [repair(r) for r in result.plan.repairs],
+        "refusals": [vars(r) for r in result.plan.refusals],
+        "applied": result.applied,
+        "gone": [f.as_dict() for f in result.gone],
+        "remaining": [f.as_dict() for f in result.remaining],
+        "appeared": [f.as_dict() for f in result.appeared],
+        "views_follow": result.views_follow,
+        "views_rewritten": result.views_rewritten,
+    }

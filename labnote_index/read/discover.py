@@ -1,0 +1,257 @@
+"""Find the files of a LabNote repository that the index accounts for.
+
+Every file under ``registry/`` is seen (records, schemas, READMEs, generated
+views, and stray files that should not be there), plus every handoff manifest,
+packet lock and Markdown file (for its links) anywhere in the tree.
+Dot-directories (``.git``, ``.venv``) are never entered, and directory
+symlinks are never followed (but for a ``registry`` that stays inside the
+repository).
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import NamedTuple, overload
+
+from ..format.rules import GENERATED_VIEWS, HANDOFF_MANIFEST, PACKET_LOCK, template_role
+from .paths import INSIDE, FileStat, file_stat, real_place
+
+REGISTRY = "registry"
+# The kind of a directory that could not be listed.
+UNLISTED = "unlisted_directory"
+# The kind of a symlink to a directory that is reported, not followed.
+SYMLINKED_DIRECTORY = "symlinked_directory"
+
+
+class DiscoveredFile(NamedTuple):  # a tuple: one is made for every file, every build
+    """One file the walk found: its path, its kind, and its stat."""
+
+    path: str  # repository-relative, "/"-separated
+    kind: str  # record, schema, readme, view, placeholder, stray, handoff_manifest,
+    # packet_lock, handoff_template, markdown (a .md file outside registry/),
+    # UNLISTED or SYMLINKED_DIRECTORY
+    stat: FileStat | None = None  # of the path itself, when the walk saw it
+
+
+KINDS = (
+    "record",
+    "schema",
+    "readme",
+    "view",
+    "placeholder",
+    "stray",
+    "handoff_manifest",
+    "packet_lock",
+    "handoff_template",
+    "markdown",
+    UNLISTED,
+    SYMLINKED_DIRECTORY,
+)
+_KIND_NUMBER = {kind: n for n, kind in enumerate(KINDS)}
+_HAS_STAT, _IS_LINK, _IS_REGULAR = 1, 2, 4
+
+
+class FoundFiles(Sequence[DiscoveredFile]):
+    """Files found, held as parallel arrays: a DiscoveredFile each is made when
+    asked for. A repository of 435,000 records has 455,000 files, which took
+    150 MB as tuples (a path, a kind and a stat each); this holds them in half
+    that, and a slice pickles small for a worker."""
+
+    def __init__(self, files: Iterable[DiscoveredFile] = ()) -> None:
+        self.paths: list[str] = []
+        self.kinds = bytearray()
+        self.flags = bytearray()
+        self.sizes = array("q")
+        self.mtimes = array("q")
+        self.ctimes = array("q")
+        self.inodes = array("q")
+        for found in files:
+            self.append(found)
+
+    def append(self, found: DiscoveredFile) -> None:
+        """Add one file (kept as compact arrays, not a tuple each)."""
+        self.paths.append(found.path)
+        self.kinds.append(_KIND_NUMBER[found.kind])
+        key = found.stat
+        if key is None:
+            self.flags.append(0)
+            self.sizes.append(0)
+            self.mtimes.append(0)
+            self.ctimes.append(0)
+            self.inodes.append(0)
+        else:
+            flags = _HAS_STAT | (_IS_LINK if key.is_link else 0)
+            self.flags.append(flags | (_IS_REGULAR if key.is_regular else 0))
+            self.sizes.append(key.size)
+            self.mtimes.append(key.mtime_ns)
+            self.ctimes.append(key.ctime_ns)
+            self.inodes.append(key.inode)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    @overload
+    def __getitem__(self, index: int) -> DiscoveredFile: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> FoundFiles: ...
+
+    def __getitem__(self, index: int | slice) -> DiscoveredFile | FoundFiles:
+        if isinstance(index, slice):
+            part = FoundFiles()
+            part.paths, part.kinds, part.flags = (
+                self.paths[index],
+                self.kinds[index],
+                self.flags[index],
+            )
+            part.sizes, part.mtimes = self.sizes[index], self.mtimes[index]
+            part.ctimes, part.inodes = self.ctimes[index], self.inodes[index]
+            return part
+        flags = self.flags[index]
+        key = None
+        if flags & _HAS_STAT:
+            key = FileStat(
+                self.sizes[index],
+                self.mtimes[index],
+                bool(flags & _IS_LINK),
+                bool(flags & _IS_REGULAR),
+                self.ctimes[index],
+                self.inodes[index],
+            )
+        return DiscoveredFile(self.paths[index], KINDS[self.kinds[index]], key)
+
+    def sorted(self) -> FoundFiles:
+        """The same files in path order."""
+        order = sorted(range(len(self.paths)), key=self.paths.__getitem__)
+        ordered = FoundFiles()
+        ordered.paths = [self.paths[i] for i in order]
+        ordered.kinds = bytearray(self.kinds[i] for i in order)
+        ordered.flags = bytearray(self.flags[i] for i in order)
+        ordered.sizes = array("q", (self.sizes[i] for i in order))
+        ordered.mtimes = array("q", (self.mtimes[i] for i in order))
+        ordered.ctimes = array("q", (self.ctimes[i] for i in order))
+        ordered.inodes = array("Q", (self.inodes[i] for i in order))
+        return ordered
+
+
+def classify(path: str) -> str:
+    """The kind of a repository-relative path."""
+    name = path.rsplit("/", 1)[-1]
+    if name == HANDOFF_MANIFEST:
+        return "handoff_manifest" if template_role(path) is None else "handoff_template"
+    if name == PACKET_LOCK:
+        return "packet_lock"
+    if not path.startswith(REGISTRY + "/"):
+        if name.endswith(".md"):
+            return "markdown"  # its links are checked
+        return "record"  # only reached for files named on the command line
+    if path in GENERATED_VIEWS:
+        return "view"
+    if path == f"{REGISTRY}/README.md":
+        return "readme"  # only at the registry root: anywhere else, a stray file
+    if name == ".gitkeep":
+        return "placeholder"
+    if path.startswith(f"{REGISTRY}/schemas/") or name.endswith(".schema.json"):
+        return "schema"
+    if name.endswith(".json"):
+        return "record"
+    return "stray"  # includes an upper-case .JSON
+
+
+# Outside registry/, a symlinked directory is reported (never followed) where a
+# handoff packet could hide behind it.
+_WORKFLOW = "docs/workflow/"
+
+
+def _reported_link(rel: str, in_registry: bool) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return in_registry or name.startswith("packet-v") or rel.startswith(_WORKFLOW)
+
+
+def discover(
+    repo: Path,
+    entered: Callable[[str], None] | None = None,
+    excluded: Callable[[str], bool] | None = None,
+) -> FoundFiles:
+    """Every file of the repository that the index accounts for, in path order.
+
+    ``entered`` is told each directory walked into (repository-relative, ""
+    for the root): reached without following a symlink, each lies inside.
+    ``registry`` itself may be a symlink to a directory inside the repository
+    (it is followed); one that leads outside is reported, never read.
+    Directories are walked with a stack, not recursion: nesting is the
+    repository's to choose. A path ``excluded`` says yes to (a file, or a
+    directory and all it holds) is left out, as if it were not there.
+    """
+    found = FoundFiles()
+    root = os.path.realpath(repo)
+    pending: list[tuple[str, str, bool]] = [(str(repo), "", False)]
+    while pending:
+        directory, rel_top, in_registry = pending.pop()
+        if entered:
+            entered(rel_top[:-1])
+        try:
+            entries = os.scandir(directory)
+        except OSError:
+            if not rel_top:
+                raise  # the repository itself
+            # Whatever it holds is unseen: the directory itself is reported.
+            found.append(DiscoveredFile(rel_top[:-1], UNLISTED))
+            continue
+        with entries:
+            for entry in entries:
+                name = entry.name
+                rel = rel_top + name
+                if excluded is not None and excluded(rel):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if not name.startswith("."):
+                        pending.append((entry.path, rel + "/", in_registry or rel == REGISTRY))
+                    continue
+                is_link = entry.is_symlink()
+                if is_link and rel == REGISTRY and _inside_dir(entry.path, root):
+                    pending.append((entry.path, rel + "/", True))  # followed: it stays inside
+                    continue
+                linked_dir = is_link and _is_dir(entry.path)
+                # A Markdown file's links are read from the file itself: through a
+                # symlink they would be another file's, so a symlink is not listed.
+                listed = (
+                    in_registry
+                    or name in (HANDOFF_MANIFEST, PACKET_LOCK)
+                    or (name.endswith(".md") and not is_link)
+                )
+                if linked_dir and (rel == REGISTRY or _reported_link(rel, False)):
+                    listed = True  # a registry or packet behind a link: reported
+                if listed:
+                    try:
+                        key = file_stat(entry.stat(follow_symlinks=False))
+                    except OSError:  # gone since the listing: the loader says so
+                        key = None
+                    kind = SYMLINKED_DIRECTORY if linked_dir else classify(rel)
+                    found.append(DiscoveredFile(rel, kind, key))
+    return found.sorted()  # by path: no two files share one
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return os.path.isdir(path)
+    except OSError:
+        return False
+
+
+def _inside_dir(link: str, root: str) -> bool:
+    """Whether a symlink leads to a directory strictly inside the repository."""
+    real = os.path.realpath(link)
+    return real != root and _is_dir(real) and real_place(real, root) == INSIDE
+
+
+def named_files(paths: list[str]) -> list[DiscoveredFile]:
+    """The files named on the command line, relative to the repository root."""
+    seen: dict[str, DiscoveredFile] = {}
+    for raw in paths:
+        rel = Path(raw).as_posix()  # Path drops a leading "./"
+        seen.setdefault(rel, DiscoveredFile(rel, classify(rel)))
+    return list(seen.values())

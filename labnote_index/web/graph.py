@@ -1,0 +1,241 @@
+"""Draw a lineage tree as SVG: ancestors above the record, descendants below.
+
+A lineage is a tree (a node reached twice is drawn again, marked "again"), so a
+layered layout does: each branch one row further from the record, leaves side by
+side in the order the tree lists them, a parent centred over its children. It is
+worked out in two passes over the branches, without recursion, in time linear in
+what is drawn. Every piece of record text goes through ``escape``: nothing from
+the repository can become markup in the picture.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+from ..queries.lineage import branches_in_order
+from ..text import shown
+
+KIND_COLOURS = {
+    "packet": "#dbeafe",
+    "response": "#dcfce7",
+    "message": "#fef9c3",
+    "notification": "#fde68a",
+    "visit": "#e9d5ff",
+    "visitor": "#fbcfe8",
+    "tag": "#e5e7eb",
+    "handoff_packet": "#fed7aa",
+}
+MISSING_COLOUR = "#dc2626"
+LINE_COLOUR = "#6b7280"
+# Sizes in pixels: a character of the 10 px font is about 6 px wide.
+CHAR = 6.0
+MAX_CHARS = 44  # a longer label is cut, whole in the box's tooltip
+ROW = 96  # from one row of boxes to the next
+GAP = 24  # between boxes side by side
+BOX_HEIGHT = 48
+MARGIN = 16
+
+
+@dataclass
+class _Box:
+    lines: list[str]
+    tooltip: str
+    url: str | None
+    row: int  # 0 the record, negative above it, positive below
+    parent: int | None  # index of the box it hangs from
+    via: str = ""  # the fields of the edge to the parent
+    style: str = "node"  # node, start, again, missing, more
+    fill: str = "#ffffff"
+    children: list[int] = field(default_factory=list)
+    x: float = 0.0
+
+
+def _cut(text: str) -> str:
+    text = shown(text)  # control characters are not even XML
+    return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…"
+
+
+def _boxes(tree: dict[str, Any], url_for: Callable[[str], str]) -> list[_Box]:
+    """The boxes of a tree in drawing order, parents before their children."""
+
+    def record_lines(node: dict[str, Any]) -> list[str]:
+        status = [f"[{node['status']}]"] if node.get("status") else []
+        return [str(node.get("kind") or "?"), _cut(str(node.get("label") or "?")), *status]
+
+    start = _Box(
+        record_lines(tree),
+        tree["node"],
+        url_for(tree["node"]),
+        0,
+        None,
+        style="start",
+        fill=KIND_COLOURS.get(tree.get("kind") or "", "#ffffff"),
+    )
+    boxes = [start]
+    for direction, step in (("up", -1), ("down", 1)):
+        parent_of = {id(b): 0 for b in tree.get(direction, [])}
+        for b in branches_in_order(tree.get(direction, [])):
+            parent = parent_of[id(b)]
+            row = boxes[parent].row + step
+            via = ", ".join(b["via"])
+            if b.get("missing"):
+                box = _Box(
+                    [f"MISSING {b['expected']}", _cut(str(b["label"])), f"({via})"],
+                    f"not in the index: {b['label']}",
+                    None,
+                    row,
+                    parent,
+                    via,
+                    style="missing",
+                )
+            else:
+                box = _Box(
+                    record_lines(b) if not b["repeated"] else [*record_lines(b)[:2], "(again)"],
+                    b["node"],
+                    url_for(b["node"]),
+                    row,
+                    parent,
+                    via,
+                    style="again" if b["repeated"] else "node",
+                    fill=KIND_COLOURS.get(b.get("kind") or "", "#ffffff"),
+                )
+            boxes.append(box)
+            boxes[parent].children.append(len(boxes) - 1)
+            for child in b["children"]:
+                parent_of[id(child)] = len(boxes) - 1
+            if b["more"]:  # what is not drawn, leading on to the node's own lineage
+                more = _Box([f"+{b['more']} more"], b["node"], box.url, row + step, len(boxes) - 1)
+                more.style = "more"
+                boxes.append(more)
+                boxes[-2].children.append(len(boxes) - 1)
+        if tree.get(f"{direction}_more"):  # the start's own branches beyond the drawing
+            more = _Box([f"+{tree[f'{direction}_more']} more"], tree["node"], start.url, step, 0)
+            more.style = "more"
+            boxes.append(more)
+            start.children.append(len(boxes) - 1)
+    return boxes
+
+
+def _place(boxes: list[_Box], width: float) -> None:
+    """x of every box: leaves side by side in tree order, parents centred over
+    their children, each side of the record centred on it."""
+    slot = width + GAP
+    for side in (-1, 1):
+        order = [i for i, b in enumerate(boxes) if b.row * side > 0]
+        leaves = 0
+        for i in order:  # drawing order: leaves left to right
+            if not boxes[i].children:
+                boxes[i].x = leaves * slot
+                leaves += 1
+        for i in reversed(order):  # children before their parents
+            kids = boxes[i].children
+            if kids:
+                boxes[i].x = (boxes[kids[0]].x + boxes[kids[-1]].x) / 2
+        top = [i for i in boxes[0].children if boxes[i].row == side]
+        if top:  # centre this side's first row on the record
+            shift = -(boxes[top[0]].x + boxes[top[-1]].x) / 2
+            for i in order:
+                boxes[i].x += shift
+    left = min(b.x for b in boxes)
+    for b in boxes:
+        b.x += MARGIN - left
+
+
+def lineage_svg(tree: dict[str, Any], url_for: Callable[[str], str]) -> str:
+    """The SVG of a lineage tree, each record's box a link made by ``url_for``."""
+    boxes = _boxes(tree, url_for)
+    longest = max(len(line) for b in boxes for line in b.lines)
+    width = max(120.0, longest * CHAR + 16)
+    _place(boxes, width)
+    top = min(b.row for b in boxes)
+    rows = max(b.row for b in boxes) - top + 1
+
+    def y(box: _Box) -> float:
+        return MARGIN + (box.row - top) * ROW
+
+    svg_width = max(b.x for b in boxes) + width + MARGIN
+    svg_height = MARGIN * 2 + (rows - 1) * ROW + BOX_HEIGHT
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{svg_width:.0f}" '
+        f'height="{svg_height:.0f}" viewBox="0 0 {svg_width:.0f} {svg_height:.0f}" '
+        'font-family="Helvetica, Arial, sans-serif" font-size="10" role="img">',
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
+        f'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="{LINE_COLOUR}"/>'
+        "</marker></defs>",
+    ]
+    meets = _meeting_points(boxes, width)
+    for n, box in enumerate(boxes[1:], 1):  # edges first, under the boxes
+        parent = boxes[box.parent or 0]
+        at, mine = meets[n], box.x + width / 2
+        if box.row < parent.row:  # an ancestor: its edge comes down into the parent
+            x1, y1, x2, y2 = mine, y(box) + BOX_HEIGHT, at, y(parent)
+            label_y = y1 + 14
+        else:
+            x1, y1, x2, y2 = at, y(parent) + BOX_HEIGHT, mine, y(box)
+            label_y = y2 - 8
+        dash = ' stroke-dasharray="5,3"' if box.style in ("missing", "more") else ""
+        colour = MISSING_COLOUR if box.style == "missing" else LINE_COLOUR
+        out.append(
+            f'<path d="M{x1:.1f},{y1:.1f} C{x1:.1f},{y1 + 30:.1f} {x2:.1f},{y2 - 30:.1f} '
+            f'{x2:.1f},{y2:.1f}" fill="none" stroke="{colour}"{dash} marker-end="url(#arrow)"/>'
+        )
+        if box.via:
+            out.append(
+                f'<text x="{mine + 4:.1f}" y="{label_y:.1f}" font-size="8" '
+                f'fill="{LINE_COLOUR}">{escape(shown(box.via))}</text>'
+            )
+    for box in boxes:
+        out.append(_box_svg(box, y(box), width))
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _meeting_points(boxes: list[_Box], width: float) -> dict[int, float]:
+    """Where each box's edge meets its parent: a parent's children on one side
+    spread along it in order, and each edge's label sits at the child's end, so
+    no two of them overlap. One pass: a record may have thousands of missing
+    references, each a child of its own."""
+    sides: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for n, box in enumerate(boxes[1:], 1):
+        sides[(box.parent or 0, box.row)].append(n)
+    meets = {}
+    for (parent, _), children in sides.items():
+        for k, n in enumerate(children, 1):
+            meets[n] = boxes[parent].x + width * k / (len(children) + 1)
+    return meets
+
+
+def _box_svg(box: _Box, top: float, width: float) -> str:
+    x = box.x
+    title = f"<title>{escape(shown(box.tooltip))}</title>"
+    if box.style == "more":
+        text = escape(box.lines[0])
+        shape = (
+            f'<text x="{x + width / 2:.1f}" y="{top + BOX_HEIGHT / 2 + 4:.1f}" '
+            f'text-anchor="middle">{text}</text>'
+        )
+    else:
+        stroke = {
+            "start": 'stroke="#111827" stroke-width="2.5"',
+            "missing": f'stroke="{MISSING_COLOUR}" stroke-dasharray="5,3"',
+            "again": 'stroke="#9ca3af" stroke-dasharray="2,2"',
+        }.get(box.style, 'stroke="#374151"')
+        fill = "#ffffff" if box.style == "missing" else box.fill
+        colour = ' fill="#b91c1c"' if box.style == "missing" else ""
+        step = BOX_HEIGHT / (len(box.lines) + 1)
+        lines = "".join(
+            f'<text x="{x + width / 2:.1f}" y="{top + step * (n + 1) + 3:.1f}" '
+            f'text-anchor="middle"{colour}>{escape(line)}</text>'
+            for n, line in enumerate(box.lines)
+        )
+        shape = (
+            f'<rect x="{x:.1f}" y="{top:.1f}" width="{width:.1f}" height="{BOX_HEIGHT}" '
+            f'rx="6" fill="{fill}" {stroke}/>{lines}'
+        )
+    if box.url is None:
+        return f"<g>{title}{shape}</g>"
+    return f'<a href="{escape(box.url)}" target="_top">{title}{shape}</a>'
