@@ -80,6 +80,10 @@ class Tree(TypedDict, total=False):
     down_more: int
 
 
+# The keys of a Finding, in the order listings give them.
+FINDING_KEYS = catalogue_.FINDING_KEYS
+
+
 @dataclass(frozen=True)
 class Finding:
     """One violation a check found: the row of the ``findings`` table."""
@@ -110,6 +114,10 @@ class Orphan:
     file: str
     missing_id: str
     expected_type: str | None
+
+
+# The keys of a Change, in the order listings give them.
+DIFF_KEYS = revisions.DIFF_KEYS
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -109,6 +110,15 @@ def _format_option(choices: list[str], help: str | None = None):
     return click.option(
         "--format", "fmt", type=click.Choice(choices), default="text", show_default=True, help=help
     )
+
+
+def _echo_rows(rows: list[dict[str, Any]], keys: tuple[str, ...], fmt: str, text: Any) -> None:
+    """A listing: ``text(rows)`` for people, else the one json/csv writer."""
+    if fmt in report.ROW_FORMATS:
+        # color=True: click would strip escape sequences from values off a terminal.
+        click.echo(report.output_rows(rows, keys, fmt), color=fmt == "csv" or None)
+    else:
+        click.echo(text(rows))
 
 
 def _build_options(func):
@@ -232,8 +242,9 @@ def build(
 @click.argument("repo", required=False, type=click.Path(file_okay=False, path_type=Path))
 @_db_option
 @_format_option(
-    ["text", "json", "github", "sarif"],
-    "text groups findings by file; json prints an array of finding objects; "
+    ["text", "json", "csv", "github", "sarif"],
+    "text groups findings by file; json prints an array of finding objects, csv "
+    "one row a finding; "
     "github prints GitHub Actions ::error/::warning annotations; sarif prints a "
     "SARIF 2.1.0 log for code scanning (one rule per check). In github and sarif "
     "output, paths are relative to the git work tree holding REPO (else to the "
@@ -350,8 +361,8 @@ def check(
         if files:
             found = api.on_files(found, repo, files)
     rows = [f.as_dict() for f in found]
-    if fmt == "json":
-        click.echo(report.findings_json(rows))
+    if fmt in report.ROW_FORMATS:
+        _echo_rows(rows, api.FINDING_KEYS, fmt, report.findings_text)
     elif fmt in ("github", "sarif"):
         root = repo if repo is not None else api.repository_of(db_path)
         prefix = api.annotation_prefix(root, lambda m: click.echo(f"warning: {m}", err=True))
@@ -379,24 +390,23 @@ def orphans(repo: Path | None, db_path: Path, fmt: str) -> None:
     if repo is not None:
         _run_build(repo, db_path, (), api.configuration(repo))
     rows = [vars(o) for o in api.orphans(db_path)]
-    if fmt == "json":
-        click.echo(report.orphans_json(rows))
-    elif fmt == "csv":
-        # color=True: click would strip escape sequences from values off a terminal.
-        click.echo(report.rows_csv(rows, report.ORPHAN_KEYS), color=True)
-    else:
-        click.echo(report.orphans_text(rows))
+    _echo_rows(rows, report.ORPHAN_KEYS, fmt, report.orphans_text)
     sys.exit(EXIT_FOUND if rows else EXIT_OK)
 
 
 @cli.command(name="checks")
-@_format_option(["text", "markdown"])
+@_format_option(["text", "markdown", "json", "csv"])
 def list_checks(fmt: str) -> None:
     """List the check catalogue: id, severity, what each check protects, how to repair.
 
     The checks of one index come first, then the transition checks that
-    'check --base' adds when it compares two revisions.
+    'check --base' adds when it compares two revisions. json and csv give one
+    row a check (id, severity, protects, repair, fix).
     """
+    if fmt in report.ROW_FORMATS:
+        rows = [dataclasses.asdict(c) for c in api.catalogue()]
+        click.echo(report.output_rows(rows, report.CHECK_KEYS, fmt))
+        return
     for title, transitions in (
         ("Checks of an index", False),
         ("Transition checks (check --base)", True),
@@ -517,7 +527,7 @@ def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path 
 @click.option("--base", metavar="REV", required=True, help="The git revision to compare with.")
 @click.option("--head", metavar="REV", help="The revision to compare (default: the working tree).")
 @_db_option
-@_format_option(["text", "json"])
+@_format_option(["text", "json", "csv"])
 def diff_command(repo: Path, base: str, head: str | None, db_path: Path, fmt: str) -> None:
     """What changed between two revisions, record by record, for reviewers.
 
@@ -527,10 +537,7 @@ def diff_command(repo: Path, base: str, head: str | None, db_path: Path, fmt: st
     read from git objects without a checkout.
     """
     rows = [vars(c) for c in api.diff(repo, base, head, db=db_path)]
-    if fmt == "json":
-        click.echo(json.dumps(rows, indent=2))
-    else:
-        click.echo(report.diff_text(rows))
+    _echo_rows(rows, api.DIFF_KEYS, fmt, report.diff_text)
 
 
 def help_text(name: str | None = None, width: int = 88) -> str:

@@ -384,3 +384,34 @@ def test_contradictions_wrong_words_and_counts(sample_repo, tmp_path: Path):
     assert (
         " 1 response," in one.stderr + one.stdout and "1 responses" not in one.stderr + one.stdout
     )
+
+
+def test_every_listing_gives_json_and_csv_from_one_writer(sample_repo, tmp_path: Path):
+    """check, orphans, diff and checks: the same rows as JSON objects and as CSV."""
+    from labnote_index.api import DIFF_KEYS, FINDING_KEYS
+    from labnote_index.output.report import CHECK_KEYS, ORPHAN_KEYS
+
+    from .helpers import git
+
+    db = tmp_path / "s.db"
+    git(sample_repo.root, "init", "-q", "-b", "main")
+    git(sample_repo.root, "add", "-A")
+    git(sample_repo.root, "commit", "-q", "-m", "base")
+    sample_repo.edit("registry/packets/2026/20260903-maria-ops-retention-question.json", notes="x")
+    listings = [
+        (["check", str(sample_repo.root), "--db", str(db)], FINDING_KEYS),
+        (["orphans", "--db", str(db)], ORPHAN_KEYS),
+        (
+            ["diff", str(sample_repo.root), "--base", "HEAD", "--db", str(tmp_path / "d.db")],
+            DIFF_KEYS,
+        ),
+        (["checks"], CHECK_KEYS),
+    ]
+    for args, keys in listings:
+        as_json = json.loads(run(*args, "--format", "json").stdout)
+        as_csv = list(csv.DictReader(io.StringIO(run(*args, "--format", "csv").stdout)))
+        assert as_json, args
+        assert [list(r) for r in as_json] == [list(keys)] * len(as_json)
+        assert [list(r) for r in as_csv] == [list(keys)] * len(as_csv)
+        shown = [{k: "" if v is None else str(v) for k, v in r.items()} for r in as_json]
+        assert as_csv == shown, args

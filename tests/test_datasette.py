@@ -359,8 +359,10 @@ def test_artifact_search_shows_the_passage_and_its_record(index: Path):
 
 
 def test_index_pages_get_a_style_that_keeps_rows_on_the_first_screen(index: Path):
-    (page, css) = fetch(index, "/sample/findings", "/-/labnote-index.css")
-    assert "/-/labnote-index.css" in page.text
+    # A static file of the plugin, served the Datasette way.
+    sheet = "/-/static-plugins/labnote-index/labnote-index.css"
+    (page, css) = fetch(index, "/sample/findings", sheet)
+    assert sheet in page.text
     assert css.status_code == 200 and "column-descriptions" in css.text
 
 

@@ -137,3 +137,55 @@ def test_every_public_definition_says_what_it_is(path: Path):
                 if not item.name.startswith("_") and ast.get_docstring(item) is None:
                     missing.append(item.name)
     assert missing == []
+
+
+# Each piece of knowledge has one home; these scans catch a second one appearing.
+def _calls(path: Path, dotted: str) -> bool:
+    module, _, name = dotted.rpartition(".")
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            value = node.func.value
+            if node.func.attr == name and isinstance(value, ast.Name) and value.id == module:
+                return True
+    return False
+
+
+def test_files_are_renamed_into_place_in_the_three_places_that_own_it():
+    """The index (build), repository files written whole (tempfiles.replace_file)
+    and fix's repairs through directory descriptors: nowhere else."""
+    homes = {"index/build.py", "index/tempfiles.py", "repair/repairs.py"}
+    found = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in MODULES
+        if _calls(path, "os.replace") or _calls(path, "os.rename")
+    }
+    assert found == homes
+
+
+def test_containment_is_decided_in_one_place():
+    """Whether a real path is inside the repository: paths.real_place only."""
+    found = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in MODULES
+        if "+ os.sep)" in path.read_text() or "os.path.commonpath" in path.read_text()
+    }
+    assert found == {"read/paths.py"}
+
+
+def test_every_error_class_is_in_errors_and_exported():
+    import labnote_index
+    from labnote_index import errors
+
+    classes = {
+        name
+        for name, value in vars(errors).items()
+        if isinstance(value, type) and issubclass(value, errors.LabnoteError)
+    }
+    assert classes <= set(labnote_index.__all__)
+    for path in MODULES:
+        if path.name == "errors.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                bases = {getattr(b, "id", getattr(b, "attr", "")) for b in node.bases}
+                assert not bases & classes, f"{path.name}: {node.name} belongs in errors.py"

@@ -11,7 +11,7 @@ from itertools import groupby
 from typing import Any
 from urllib.parse import quote
 
-from ..checks.catalogue import FINDING_KEYS, Check
+from ..checks.catalogue import Check
 from ..queries.lineage import branches_in_order
 from ..text import findings_phrase, plural, shown
 
@@ -34,9 +34,19 @@ def findings_text(findings: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def findings_json(findings: list[dict[str, Any]]) -> str:
-    """Findings as a JSON array, keys in FINDING_KEYS' order."""
-    return json.dumps([{k: f[k] for k in FINDING_KEYS} for f in findings], indent=2)
+# The formats any listing gives, beside its text for people (sqlite-utils'
+# output_rows is the model: one writer for any rows).
+ROW_FORMATS = ("json", "csv")
+
+
+def output_rows(rows: Iterable[dict[str, Any]], keys: tuple[str, ...], fmt: str) -> str:
+    """Rows as a JSON array of objects or as CSV with a header, keys in ``keys``'
+    order: the one writer of every listing command's json and csv."""
+    if fmt == "json":
+        return json.dumps([{k: row[k] for k in keys} for row in rows], indent=2)
+    if fmt == "csv":
+        return rows_csv(rows, keys)
+    raise ValueError(f"rows are written as {' or '.join(ROW_FORMATS)}, not {fmt!r}")
 
 
 def _escape_data(value: str) -> str:
@@ -154,19 +164,18 @@ def orphans_text(orphans: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def orphans_json(orphans: list[dict[str, Any]]) -> str:
-    """Orphaned references as a JSON array, keys in ORPHAN_KEYS' order."""
-    return json.dumps([{k: o[k] for k in ORPHAN_KEYS} for o in orphans], indent=2)
-
-
 def rows_csv(rows: Iterable[dict[str, Any]], keys: tuple[str, ...]) -> str:
-    """Rows as CSV with a header of ``keys``."""
+    """Rows as CSV with a header of ``keys`` (control characters kept as they are:
+    CSV quotes them)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(keys)
     for row in rows:
         writer.writerow([row[k] for k in keys])
     return out.getvalue().rstrip("\n")
+
+
+CHECK_KEYS = ("id", "severity", "protects", "repair", "fix")
 
 
 def catalogue_markdown(checks: list[Check]) -> str:

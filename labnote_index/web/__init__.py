@@ -7,27 +7,20 @@ the index and is escaped: record text is data, never markup.
 
 from __future__ import annotations
 
-import base64
 import functools
-import hashlib
-import re
-from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode
+from urllib.parse import parse_qsl, urlencode
 
-import sqlite_utils
 from datasette import hookimpl
 from datasette.utils import tilde_encode
-from datasette.utils.asgi import NotFound, Response
+from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
-from ..errors import NodeNotFound
 from ..format.rules import RECORD_TYPES
 from ..index.schema import RECORD_TABLES
-from ..queries import lineage
-from ..text import parent_dir
 from .facets import CountedFacet
-from .graph import lineage_svg
+from .links import INDEXES_KEY, is_index, page_urls
+from .pages import lineage_page, story_page
 from .table import rows_and_columns
 
 LINKED_TABLES = {"records", *RECORD_TABLES}
@@ -54,29 +47,6 @@ def shown_text(value: str, limit: int | None) -> str:
     return value[:limit] + "\u2026" if limit and len(value) > limit else value
 
 
-# On a page that draws repository data, no script runs but Datasette's own
-# inline ones, allowed by their hashes (record text is escaped, so it can never
-# become a script of its own).
-LINEAGE_CSP = (
-    "default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; "
-    "img-src 'self' data:"
-)
-_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.S)
-# A lineage page names its node in the URL: longer than this is no record's.
-MAX_NODE_NAME = 1000
-# Databases this plugin acts on: labnote indexes only (found at startup).
-INDEXES_KEY = "labnote_index_databases"
-
-
-def script_hashes(html: str) -> str:
-    """The CSP source list allowing exactly the inline scripts of a page."""
-    hashes = [
-        f"'sha256-{base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()}'"
-        for body in _INLINE_SCRIPT.findall(html)
-    ]
-    return " ".join(hashes) or "'none'"
-
-
 @hookimpl
 def startup(datasette: Any):
     """Note which served databases are labnote indexes (the plugin acts on those only)."""
@@ -89,10 +59,6 @@ def startup(datasette: Any):
         setattr(datasette, INDEXES_KEY, found)
 
     return find_indexes
-
-
-def _is_index(datasette: Any, database: str) -> bool:
-    return database in getattr(datasette, INDEXES_KEY, set())
 
 
 # Columns a table's page hides unless asked for, so that what tells rows apart
@@ -153,7 +119,7 @@ ALL_COLUMNS = "_all_columns"  # Datasette ignores it; links and sorting keep it
 def _table_page(datasette: Any, path: str) -> tuple[str, str] | None:
     """(database, table) when ``path`` is the HTML page of a labnote index's table."""
     parts = path.strip("/").split("/")
-    if len(parts) == 2 and parts[1] in HIDDEN_COLUMNS and _is_index(datasette, parts[0]):
+    if len(parts) == 2 and parts[1] in HIDDEN_COLUMNS and is_index(datasette, parts[0]):
         return parts[0], parts[1]
     return None
 
@@ -229,7 +195,7 @@ def register_facet_classes() -> list[type]:
 def extra_template_vars(database: str | None, datasette: Any) -> dict[str, Any]:
     """Whether the page's database is an index, and the table renderer."""
     return {
-        "labnote_index": database is not None and _is_index(datasette, database),
+        "labnote_index": database is not None and is_index(datasette, database),
         "rows_and_columns": functools.partial(rows_and_columns, datasette.urls.path),
     }
 
@@ -237,29 +203,13 @@ def extra_template_vars(database: str | None, datasette: Any) -> dict[str, Any]:
 @hookimpl
 def table_actions(datasette: Any, database: str, table: str, request: Any):
     """A way back to the columns a table's page hides."""
-    if table not in HIDDEN_COLUMNS or not _is_index(datasette, database):
+    if table not in HIDDEN_COLUMNS or not is_index(datasette, database):
         return None
     pairs = parse_qsl(request.query_string, keep_blank_values=True)
     args = [(k, v) for k, v in pairs if k not in ("_nocol", "_col", ALL_COLUMNS)]
     href = datasette.urls.table(database, table) + "?" + urlencode([*args, (ALL_COLUMNS, "1")])
     hidden = ", ".join(HIDDEN_COLUMNS[table])
     return [{"href": href, "label": f"Show all columns (with {hidden})"}]
-
-
-def page_urls(datasette: Any, database: str, node: str, *pages: str) -> list[str]:
-    """The URL of each of the plugin's ``pages`` (story, lineage) of ``node``."""
-    base, name = datasette.urls.database(database), quote(node, safe="")
-    return [f"{base}/-/{page}?node={name}" for page in pages]
-
-
-def page_url(datasette: Any, database: str, page: str, node: str) -> str:
-    """The URL of one of the plugin's pages (story, lineage) of ``node``."""
-    return page_urls(datasette, database, node, page)[0]
-
-
-def lineage_url(datasette: Any, database: str, node: str) -> str:
-    """The URL of the lineage page of ``node``."""
-    return page_url(datasette, database, "lineage", node)
 
 
 @hookimpl
@@ -272,11 +222,11 @@ def render_cell(
     stays text: Datasette would make it a link, and record text is data."""
     if not isinstance(value, str) or not value:
         return None
-    if column in LINKED_COLUMNS and _is_index(datasette, database):
+    if column in LINKED_COLUMNS and is_index(datasette, database):
         linked = _linked(value, column, table, database, datasette, row)
         if linked is not None:
             return linked
-    if value.lstrip().startswith(URL_SCHEMES) and _is_index(datasette, database):
+    if value.lstrip().startswith(URL_SCHEMES) and is_index(datasette, database):
         return shown_text(value, datasette.setting("truncate_cells_html"))
     return None  # most cells of a page: nothing to look at
 
@@ -313,153 +263,18 @@ def _linked(
     )
 
 
-# Column descriptions stay on table pages, in a short box of their own, so that
-# the first rows show on the first screen; long text wraps instead of widening
-# the table past the screen.
-STYLE = """
-dl.column-descriptions { max-height: 6em; overflow-y: auto; font-size: 0.85em;
-  border: 1px solid #e5e7eb; padding: 0.3em 0.6em; }
-td.col-message, td.col-hint, td.col-summary, td.col-notes { min-width: 16em;
-  white-space: normal; }
-.labnote-graph { overflow: auto; border: 1px solid #e5e7eb; padding: 8px; margin: 1em 0; }
-.labnote-graph a { text-decoration: none; }
-.labnote-graph a:hover rect { stroke-width: 2.5; }
-.labnote-missing { color: #b91c1c; }
-"""
-
-
 @hookimpl
 def extra_css_urls(database: str | None, datasette: Any) -> list[str]:
     """The plugin's style sheet, on the pages of an index."""
-    if database is None or not _is_index(datasette, database):
+    if database is None or not is_index(datasette, database):
         return []
-    return [datasette.urls.path("/-/labnote-index.css")]
-
-
-async def style_sheet() -> Response:
-    """The plugin's style sheet."""
-    return Response(STYLE, content_type="text/css; charset=utf-8")
+    return [datasette.urls.static_plugins("labnote-index", "labnote-index.css")]
 
 
 @hookimpl
 def register_routes():
-    """The lineage and story pages, and the style sheet."""
+    """The lineage and story pages (pages.py)."""
     return [
         (r"^/(?P<database>[^/]+)/-/lineage$", lineage_page),
         (r"^/(?P<database>[^/]+)/-/story$", story_page),
-        (r"^/-/labnote-index\.css$", style_sheet),
     ]
-
-
-def _row_url(datasette: Any, database: str, node: dict[str, Any]) -> str:
-    if node["kind"] == "handoff_packet":
-        key = parent_dir(node["node"])
-        return datasette.urls.row(database, "handoff_packets", tilde_encode(key))
-    return datasette.urls.row(database, "records", tilde_encode(node["node"]))
-
-
-async def _for_node(
-    datasette: Any, request: Any, page: str, compute: Callable[[sqlite_utils.Database, str], Any]
-) -> tuple[str, Any] | Response:
-    """(database, what ``compute`` found for the page's node), or the help page when
-    the node is missing, too long to be a name, or names nothing."""
-    database = request.url_vars["database"]
-    if not _is_index(datasette, database):
-        raise NotFound(f"{database} is not a labnote index: {page} pages are for labnote indexes")
-    key = request.args.get("node", "")
-    if not key.strip() or len(key) > MAX_NODE_NAME:
-        return await _lineage_help(datasette, request, database, key, page)
-    try:
-        found = await datasette.get_database(database).execute_fn(
-            lambda conn: compute(sqlite_utils.Database(conn), key)
-        )
-    except NodeNotFound as exc:
-        return await _lineage_help(datasette, request, database, key, page, exc.near)
-    return database, found
-
-
-async def lineage_page(datasette: Any, request: Any) -> Response:
-    """The lineage page of ``?node=``: the picture and the tree, up and down."""
-    found = await _for_node(
-        datasette, request, "lineage", lambda db, key: lineage.lineage(db, key, "both")
-    )
-    if isinstance(found, Response):
-        return found
-    database, tree = found
-
-    for direction in ("up", "down"):
-        for b in lineage.branches_in_order(tree[direction]):
-            if b["missing"]:
-                continue  # nothing to link to: that is the point
-            b["row_url"] = _row_url(datasette, database, b)
-            b["lineage_url"] = lineage_url(datasette, database, b["node"])
-    tree["row_url"] = _row_url(datasette, database, tree)
-    svg = lineage_svg(tree, lambda node: lineage_url(datasette, database, node))
-    html = await datasette.render_template(
-        "labnote_lineage.html",
-        {
-            "database": database,
-            "tree": tree,
-            "svg": Markup(svg),
-            "max_nodes": lineage.MAX_NODES,
-        },
-        request=request,
-    )
-    return _page(html)
-
-
-async def _lineage_help(
-    datasette: Any, request: Any, database: str, key: str, page: str, near: str | None = None
-) -> Response:
-    """What a lineage or story page takes, when it was given nothing, or nothing
-    it knows (and the nearest name it does know, if one is near)."""
-    shown_key = key if len(key) <= 200 else key[:200] + f"... ({len(key)} characters)"
-    near_url = (
-        datasette.urls.path(f"/{quote(database)}/-/{page}?node={quote(near)}") if near else None
-    )
-    html = await datasette.render_template(
-        "labnote_lineage_help.html",
-        {
-            "database": database,
-            "key": shown_key,
-            "empty": not key.strip(),
-            "page": page,
-            "near": near,
-            "near_url": near_url,
-        },
-        request=request,
-    )
-    return _page(html, status=404)
-
-
-def _page(html: str, status: int = 200) -> Response:
-    csp = LINEAGE_CSP.format(scripts=script_hashes(html))
-    return Response.html(html, status=status, headers={"Content-Security-Policy": csp})
-
-
-async def story_page(datasette: Any, request: Any) -> Response:
-    """One page that tells a record's (or handoff packet's) whole story."""
-    found = await _for_node(datasette, request, "story", lineage.story)
-    if isinstance(found, Response):
-        return found
-    database, info = found
-    tree = info["tree"]
-    tree["row_url"] = _row_url(datasette, database, tree)
-    svg = lineage_svg(tree, lambda node: page_url(datasette, database, "story", node))
-
-    def story(node: str | None) -> str | None:
-        return page_url(datasette, database, "story", node) if node else None
-
-    html = await datasette.render_template(
-        "labnote_story.html",
-        {
-            "database": database,
-            "info": info,
-            "tree": tree,
-            "svg": Markup(svg),
-            "story": story,
-            "lineage_url": lineage_url(datasette, database, info["node"]),
-        },
-        request=request,
-    )
-    return _page(html)

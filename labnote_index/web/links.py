@@ -1,0 +1,30 @@
+"""Which served databases are labnote indexes, and the URLs of the plugin's pages."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+# Databases this plugin acts on: labnote indexes only (found at startup).
+INDEXES_KEY = "labnote_index_databases"
+
+
+def is_index(datasette: Any, database: str) -> bool:
+    """Whether the served database ``database`` is a labnote index (found at startup)."""
+    return database in getattr(datasette, INDEXES_KEY, set())
+
+
+def page_urls(datasette: Any, database: str, node: str, *pages: str) -> list[str]:
+    """The URL of each of the plugin's ``pages`` (story, lineage) of ``node``."""
+    base, name = datasette.urls.database(database), quote(node, safe="")
+    return [f"{base}/-/{page}?node={name}" for page in pages]
+
+
+def page_url(datasette: Any, database: str, page: str, node: str) -> str:
+    """The URL of one of the plugin's pages (story, lineage) of ``node``."""
+    return page_urls(datasette, database, node, page)[0]
+
+
+def lineage_url(datasette: Any, database: str, node: str) -> str:
+    """The URL of the lineage page of ``node``."""
+    return page_url(datasette, database, "lineage", node)

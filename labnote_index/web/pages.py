@@ -1,0 +1,159 @@
+"""The plugin's pages: a record's lineage and its story, drawn from the index.
+
+Every page that draws repository data is served with a Content-Security-Policy
+that allows no script but Datasette's own inline ones.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+import sqlite_utils
+from datasette.utils import tilde_encode
+from datasette.utils.asgi import NotFound, Response
+from markupsafe import Markup
+
+from ..errors import NodeNotFound
+from ..queries import lineage
+from ..text import parent_dir
+from .graph import lineage_svg
+from .links import is_index, lineage_url, page_url
+
+# On a page that draws repository data, no script runs but Datasette's own
+# inline ones, allowed by their hashes (record text is escaped, so it can never
+# become a script of its own).
+LINEAGE_CSP = (
+    "default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:"
+)
+_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.S)
+# A lineage page names its node in the URL: longer than this is no record's.
+MAX_NODE_NAME = 1000
+
+
+def script_hashes(html: str) -> str:
+    """The CSP source list allowing exactly the inline scripts of a page."""
+    hashes = [
+        f"'sha256-{base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()}'"
+        for body in _INLINE_SCRIPT.findall(html)
+    ]
+    return " ".join(hashes) or "'none'"
+
+
+def _row_url(datasette: Any, database: str, node: dict[str, Any]) -> str:
+    if node["kind"] == "handoff_packet":
+        key = parent_dir(node["node"])
+        return datasette.urls.row(database, "handoff_packets", tilde_encode(key))
+    return datasette.urls.row(database, "records", tilde_encode(node["node"]))
+
+
+async def _for_node(
+    datasette: Any, request: Any, page: str, compute: Callable[[sqlite_utils.Database, str], Any]
+) -> tuple[str, Any] | Response:
+    """(database, what ``compute`` found for the page's node), or the help page when
+    the node is missing, too long to be a name, or names nothing."""
+    database = request.url_vars["database"]
+    if not is_index(datasette, database):
+        raise NotFound(f"{database} is not a labnote index: {page} pages are for labnote indexes")
+    key = request.args.get("node", "")
+    if not key.strip() or len(key) > MAX_NODE_NAME:
+        return await _lineage_help(datasette, request, database, key, page)
+    try:
+        found = await datasette.get_database(database).execute_fn(
+            lambda conn: compute(sqlite_utils.Database(conn), key)
+        )
+    except NodeNotFound as exc:
+        return await _lineage_help(datasette, request, database, key, page, exc.near)
+    return database, found
+
+
+async def lineage_page(datasette: Any, request: Any) -> Response:
+    """The lineage page of ``?node=``: the picture and the tree, up and down."""
+    found = await _for_node(
+        datasette, request, "lineage", lambda db, key: lineage.lineage(db, key, "both")
+    )
+    if isinstance(found, Response):
+        return found
+    database, tree = found
+
+    for direction in ("up", "down"):
+        for b in lineage.branches_in_order(tree[direction]):
+            if b["missing"]:
+                continue  # nothing to link to: that is the point
+            b["row_url"] = _row_url(datasette, database, b)
+            b["lineage_url"] = lineage_url(datasette, database, b["node"])
+    tree["row_url"] = _row_url(datasette, database, tree)
+    svg = lineage_svg(tree, lambda node: lineage_url(datasette, database, node))
+    html = await datasette.render_template(
+        "labnote_lineage.html",
+        {
+            "database": database,
+            "tree": tree,
+            "svg": Markup(svg),
+            "max_nodes": lineage.MAX_NODES,
+        },
+        request=request,
+    )
+    return _page(html)
+
+
+async def _lineage_help(
+    datasette: Any, request: Any, database: str, key: str, page: str, near: str | None = None
+) -> Response:
+    """What a lineage or story page takes, when it was given nothing, or nothing
+    it knows (and the nearest name it does know, if one is near)."""
+    shown_key = key if len(key) <= 200 else key[:200] + f"... ({len(key)} characters)"
+    near_url = (
+        datasette.urls.path(f"/{quote(database)}/-/{page}?node={quote(near)}") if near else None
+    )
+    html = await datasette.render_template(
+        "labnote_lineage_help.html",
+        {
+            "database": database,
+            "key": shown_key,
+            "empty": not key.strip(),
+            "page": page,
+            "near": near,
+            "near_url": near_url,
+        },
+        request=request,
+    )
+    return _page(html, status=404)
+
+
+def _page(html: str, status: int = 200) -> Response:
+    csp = LINEAGE_CSP.format(scripts=script_hashes(html))
+    return Response.html(html, status=status, headers={"Content-Security-Policy": csp})
+
+
+async def story_page(datasette: Any, request: Any) -> Response:
+    """One page that tells a record's (or handoff packet's) whole story."""
+    found = await _for_node(datasette, request, "story", lineage.story)
+    if isinstance(found, Response):
+        return found
+    database, info = found
+    tree = info["tree"]
+    tree["row_url"] = _row_url(datasette, database, tree)
+    svg = lineage_svg(tree, lambda node: page_url(datasette, database, "story", node))
+
+    def story(node: str | None) -> str | None:
+        return page_url(datasette, database, "story", node) if node else None
+
+    html = await datasette.render_template(
+        "labnote_story.html",
+        {
+            "database": database,
+            "info": info,
+            "tree": tree,
+            "svg": Markup(svg),
+            "story": story,
+            "lineage_url": lineage_url(datasette, database, info["node"]),
+        },
+        request=request,
+    )
+    return _page(html)
