@@ -11,7 +11,8 @@ step as its own process, measuring wall time and peak memory:
 3. full           labnote-index check REPO --full (a full build, then the checks),
                   with the default processes and with --jobs 1
 4. incremental    labnote-index build REPO after one record changed; no-op: again
-                  with nothing changed
+                  with nothing changed; hook: check REPO --cache FILE (the
+                  pre-commit hook) after FILE changed, its cache primed
 5. checks         the check catalogue alone, on the built index (in-process timing)
 
 Then the targets, as ratios within this run, each met or not, and the
@@ -145,10 +146,11 @@ def warm(repo: Path) -> None:
                     pass
 
 
-def touch_one_record(repo: Path, n: int) -> Path:
+def touch_one_record(repo: Path, n: int, edit: int | None = None) -> Path:
+    """Edit the n-th record of a few (its notes say which ``edit`` this is)."""
     path = sorted((repo / "registry" / "packets").rglob("*.json"))[n * 7]
     data = json.loads(path.read_text())
-    data["notes"] = f"edited for the incremental benchmark ({n})"
+    data["notes"] = f"edited for the incremental benchmark ({n}, {edit})"
     path.write_text(json.dumps(data, indent=2) + "\n")
     return path
 
@@ -170,6 +172,7 @@ STEPS = [
     "full",
     "full_1",
     "incremental",
+    "hook",
     "noop",
 ]
 LABELS = {
@@ -181,6 +184,7 @@ LABELS = {
     "full": "full build + check, {jobs} processes",
     "full_1": "full build + check, 1 process",
     "incremental": "incremental build after one edit",
+    "hook": "hook after one edit (check --cache FILE)",
     "noop": "build with nothing changed",
 }
 # Above this many packets the validators (minutes at 10,000) are not run.
@@ -190,6 +194,7 @@ TARGETS = [
     ("full build, default processes", "full", "floor_artifacts", 3.0),
     ("full build, one process", "full_1", "floor_artifacts", 4.5),
     ("incremental build after one edit", "incremental", "stat_walk", 2.0),
+    ("hook after one edit", "hook", "stat_walk", 2.0),
     ("build with nothing changed", "noop", "stat_walk", 2.0),
 ]
 MEMORY_TARGET_MB = 250
@@ -235,6 +240,13 @@ def bench(packets: int, work: Path, repeat: int) -> dict[str, Any]:
         raise SystemExit(f"the generated repository should be clean: {findings[:3]}")
     build = [*cli, "build", str(repo), "--db", str(db)]
     results["incremental"] = runs(build, before=lambda n: touch_one_record(repo, n))
+    # The pre-commit hook: its cache primed by a first run, then one record
+    # edited and staged before each run (the same record, a new edit each time).
+    edited = touch_one_record(repo, 0)
+    hook = [*cli, "check", str(repo), "--cache", str(edited.relative_to(repo))]
+    run(hook)
+    results["hook"] = runs(hook, before=lambda n: touch_one_record(repo, 0, n))
+    shutil.rmtree(repo / ".labnote-index-cache")
     results["noop"] = runs(build)
     catalogue = sorted(float(run([*steps, "checks", str(db)]).output) for _ in range(repeat))
     results["checks"] = catalogue[repeat // 2]

@@ -24,6 +24,7 @@ from .compare import git, revisions
 from .errors import ConfigError, IndexDamaged, InvalidArgument, RevisionNotFound, one_of
 from .index import registry_views as views_
 from .index.build import BuildResult, build_index
+from .index.cache import cache_index as cache_index  # the façade's, for check --cache
 from .index.index_file import check_index_path, index_damage, indexed_repository
 from .index.tempfiles import temporary_directory
 from .progress import Progress

@@ -257,6 +257,13 @@ def build(
     "left behind; for hooks and one-off checks).",
 )
 @click.option(
+    "--cache",
+    is_flag=True,
+    help="With REPO: keep the index in REPO/.labnote-index-cache/ (made with a "
+    ".gitignore, so it is never committed), so that every run after the first is "
+    "incremental; one that is damaged or of another version is rebuilt (for hooks).",
+)
+@click.option(
     "--fail-on",
     type=click.Choice(list(api.SEVERITIES)),
     help="Exit 1 when a finding at or above this severity exists (default: the "
@@ -285,6 +292,7 @@ def check(
     db_path: Path,
     fmt: str,
     no_db: bool,
+    cache: bool,
     fail_on: str | None,
     show_settings: bool,
     base: str | None,
@@ -323,8 +331,11 @@ def check(
     if no_db and repo is None:
         raise click.UsageError("--no-db needs REPO: there is no index to check otherwise")
     ctx = click.get_current_context()
-    if no_db and ctx.get_parameter_source("db_path") == click.core.ParameterSource.COMMANDLINE:
-        raise click.UsageError("--no-db and --db contradict each other: give one of them")
+    db_given = ctx.get_parameter_source("db_path") == click.core.ParameterSource.COMMANDLINE
+    if sum((no_db, cache, db_given)) > 1:
+        raise click.UsageError("--no-db, --cache and --db contradict each other: give one")
+    if cache and repo is None:
+        raise click.UsageError("--cache needs REPO: the cache is the repository's")
     if (files or enforce_layout or full or isolated) and repo is None:
         raise click.UsageError("FILES, --enforce-layout, --isolated and --full need REPO")
     if base is not None or head is not None:
@@ -345,7 +356,7 @@ def check(
     if show_settings:
         click.echo(settings.show())
         return
-    db = None if no_db else db_path
+    db = None if no_db else api.cache_index(repo) if cache and repo is not None else db_path
     if repo is None:
         found = api.check(db_path, jobs=jobs, settings=settings)
     elif base is not None:
