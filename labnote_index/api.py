@@ -99,6 +99,9 @@ class Finding:
     hint: str  # the repair direction
     line: int | None = None  # where in the file (1-based), when known
     column: int | None = None
+    # Against a base revision (check --base): new, unchanged, or absent (at the
+    # base only); None when not compared.
+    baseline: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The finding as a plain dict, keys in FINDING_KEYS' order."""
@@ -237,6 +240,7 @@ def check(
     files: Sequence[str] | None = None,
     progress: Progress | None = None,
     settings: Settings | None = None,
+    with_absent: bool = False,
 ) -> list[Finding]:
     """The findings of a repository (a directory: built first, into ``db`` or a
     temporary index) or of an existing index (a file: its checks run again,
@@ -246,6 +250,9 @@ def check(
     transition checks run over both, the head being ``head`` or the working
     tree, and the base's configuration file governs both sides (``settings``
     default), so that a change cannot switch off the checks that judge it.
+    Each finding's ``baseline`` says whether it is new or was there at the base
+    already; ``with_absent`` adds, last, the base's findings the head no longer
+    has (baseline ``absent``: what the change repaired).
     """
     _jobs(jobs)
     target = Path(db_or_repo)
@@ -261,6 +268,9 @@ def check(
             with _revisions(target, base, head, db_path, chosen, full, jobs, progress) as base_db:
                 revisions.check_transitions(db_path, base_db, chosen)
                 revisions.record_changes(db_path, base_db, str(base))
+                revisions.compare_findings(db_path, base_db)
+            if with_absent:
+                return findings(db_path) + absent_findings(db_path)
         else:
             # The whole repository is indexed: a named file's findings depend on
             # what it cites. FILES choose what is reported.
@@ -313,6 +323,15 @@ def findings(db: Path | str) -> list[Finding]:
     """The findings an index holds (as its last build or check left them), errors
     first, then by file."""
     return [Finding(**row) for row in catalogue_.findings(open_index(db))]
+
+
+def absent_findings(db: Path | str) -> list[Finding]:
+    """The findings the base revision had and the head no longer has, after a
+    ``check`` with ``base`` (none otherwise): what a change repaired."""
+    index = open_index(db)
+    if "absent_findings" not in index.table_names():
+        return []
+    return [Finding(**row) for row in catalogue_.findings(index, "absent_findings")]
 
 
 def fails(found: Sequence[Finding], fail_on: Severity = "error") -> bool:

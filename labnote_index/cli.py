@@ -286,6 +286,13 @@ def build(
     metavar="REV",
     help="With --base: the revision to check (default: the working tree).",
 )
+@click.option(
+    "--new-only",
+    is_flag=True,
+    help="With --base: report (and fail on) only the findings the change "
+    "introduced, not those already at the base (matched by check, record and "
+    "field, wherever in the file).",
+)
 @_build_options
 def check(
     repo: Path | None,
@@ -297,6 +304,7 @@ def check(
     show_settings: bool,
     base: str | None,
     head: str | None,
+    new_only: bool,
     isolated: bool,
     enforce_layout: bool,
     jobs: int | None,
@@ -338,6 +346,8 @@ def check(
         raise click.UsageError("--cache needs REPO: the cache is the repository's")
     if (files or enforce_layout or full or isolated) and repo is None:
         raise click.UsageError("FILES, --enforce-layout, --isolated and --full need REPO")
+    if new_only and base is None:
+        raise click.UsageError("--new-only needs --base: new since which revision?")
     if base is not None or head is not None:
         if repo is None or base is None:
             raise click.UsageError("--base (and --head) need REPO and --base")
@@ -361,7 +371,14 @@ def check(
         found = api.check(db_path, jobs=jobs, settings=settings)
     elif base is not None:
         found = api.check(
-            repo, db=db, base=base, head=head, full=full, jobs=jobs, settings=settings
+            repo,
+            db=db,
+            base=base,
+            head=head,
+            full=full,
+            jobs=jobs,
+            settings=settings,
+            with_absent=True,
         )
     else:
         with api.index_file(db) as index:
@@ -371,18 +388,26 @@ def check(
             found = api.findings(index)
         if files:
             found = api.on_files(found, repo, files)
+    compared = [f.as_dict() for f in found]
+    if new_only:
+        found = [f for f in found if f.baseline == "new"]
+    else:
+        found = [f for f in found if f.baseline != "absent"]
     rows = [f.as_dict() for f in found]
     if fmt in report.ROW_FORMATS:
         _echo_rows(rows, api.FINDING_KEYS, fmt, report.findings_text)
     elif fmt in ("github", "sarif"):
         root = repo if repo is not None else api.repository_of(db_path)
         prefix = api.annotation_prefix(root, lambda m: click.echo(f"warning: {m}", err=True))
-        if fmt == "sarif":
-            click.echo(report.findings_sarif(rows, api.catalogue(), prefix))
+        if fmt == "sarif":  # with the base's findings the change repaired (absent)
+            absent = [r for r in compared if r["baseline"] == "absent"]
+            click.echo(report.findings_sarif(rows + absent, api.catalogue(), prefix))
         elif rows:
             click.echo(report.findings_github(rows, prefix))
     else:
         click.echo(report.findings_text(rows))
+        if base is not None:
+            click.echo(report.baseline_phrase(compared, shown_only_new=new_only))
     threshold = cast(api.Severity, fail_on or settings.fail_on)
     sys.exit(EXIT_FOUND if api.fails(found, threshold) else EXIT_OK)
 

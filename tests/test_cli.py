@@ -365,7 +365,7 @@ def test_a_closed_pipe_ends_output_quietly(args: list[str]):
 def test_contradictions_wrong_words_and_counts(sample_repo, tmp_path: Path):
     runner = CliRunner()
     both = runner.invoke(cli, ["check", str(sample_repo.root), "--no-db", "--db", "x.db"])
-    assert both.exit_code == 2 and "--no-db and --db contradict" in both.output
+    assert both.exit_code == 2 and "--no-db, --cache and --db contradict" in both.output
     notes = tmp_path / "notes.txt"
     notes.write_text("mine")
     served = runner.invoke(cli, ["serve", str(notes)])

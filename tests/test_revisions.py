@@ -335,3 +335,63 @@ def test_a_full_temporary_directory_while_reading_a_revision_is_exit_2(
     assert full.returncode == 2, (full.returncode, full.stdout[:300], full.stderr)
     assert "cannot write the revision's files" in full.stderr, full.stderr
     assert "No space left on device" in full.stderr and "Traceback" not in full.stderr
+
+
+def _baseline_change(history: Repo) -> tuple[str, str]:
+    """One finding introduced (an orphaned tag), one repaired (the late reply's
+    reply_to fixed), a record moved (its findings stay the same findings)."""
+    new = history.edit(
+        "registry/packets/2026/20260905-claude-retention-followup.json", tags=["no-such-tag"]
+    )
+    late = "registry/messages/open/20260912-gemini-late-reply.json"
+    history.edit(late, reply_to=None)
+    views = CliRunner().invoke(cli, ["views", str(history.root), "--db", str(history.db_path)])
+    assert views.exit_code == 0, views.output  # the views follow: only the two change
+    return new, late
+
+
+def test_new_only_reports_what_the_change_introduced(history: Repo):
+    new, _ = _baseline_change(history)
+    args = ["check", str(history.root), "--base", "base", "--db", str(history.db_path)]
+    everything = CliRunner().invoke(cli, args)
+    assert everything.exit_code == 1, everything.output
+    only = CliRunner().invoke(cli, [*args, "--new-only", "--format", "json"])
+    assert only.exit_code == 1, only.output
+    rows = json.loads(only.output)
+    assert {(r["check"], r["file"]) for r in rows} == {("tag_unresolved", new)}
+    text = CliRunner().invoke(cli, [*args, "--new-only"]).output
+    at_base = len(json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).output)) - 1
+    assert f"1 new, {at_base} already at base (not shown: --new-only), 1 repaired" in text
+    # Nothing new: the gate passes though the base had errors.
+    history.edit(new, tags=[])
+    CliRunner().invoke(cli, ["views", str(history.root), "--db", str(history.db_path)])
+    passing = CliRunner().invoke(cli, [*args, "--new-only"])
+    assert passing.exit_code == 0, passing.output
+
+
+def test_sarif_marks_each_result_new_unchanged_or_absent(history: Repo):
+    from sarif_pydantic import Sarif
+
+    new, late = _baseline_change(history)
+    args = ["check", str(history.root), "--base", "base", "--format", "sarif", "--no-db"]
+    result = CliRunner().invoke(cli, args)
+    log = json.loads(result.output)
+    Sarif.model_validate(log)
+    states = {}
+    for r in log["runs"][0]["results"]:
+        uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        states.setdefault(r["baselineState"], set()).add((r["ruleId"], uri))
+    assert states["new"] == {("tag_unresolved", new)}
+    assert ("reference_unresolved", late) in states["absent"]
+    assert states["unchanged"] and not states["unchanged"] & states["new"]
+    absent = [r for r in log["runs"][0]["results"] if r["baselineState"] == "absent"]
+    assert all(r["kind"] == "pass" and r["level"] == "none" for r in absent)
+
+
+def test_a_moved_record_keeps_its_findings_unchanged(history: Repo):
+    """Matched by check, record and field, not by file or line."""
+    late = "registry/messages/open/20260912-gemini-late-reply.json"
+    (history.root / late).write_text(json.dumps(history.load(late), indent=8) + "\n")
+    args = ["check", str(history.root), "--base", "base", "--no-db", "--new-only"]
+    result = CliRunner().invoke(cli, [*args, "--format", "json"])
+    assert json.loads(result.output) == [], result.output

@@ -207,11 +207,21 @@ def run_checks(
     return len(findings)
 
 
-def findings(db: sqlite_utils.Database) -> list[dict[str, Any]]:
-    """The findings of an index, errors first, then by file."""
+def findings(db: sqlite_utils.Database, table: str = "findings") -> list[dict[str, Any]]:
+    """The findings of an index, errors first, then by file, each with its
+    ``baseline`` (new, unchanged, or absent for ``absent_findings``) when the
+    index was compared with a base, else None."""
+    columns = db[table].columns_dict
+    baseline = (
+        "baseline"
+        if "baseline" in columns
+        else "'absent'"
+        if table == "absent_findings"
+        else "NULL"
+    )
     sql = (
-        f"SELECT {', '.join(f'[{k}]' for k in FINDING_KEYS)} FROM findings "
-        "ORDER BY severity = 'warning', file, [check], field, record_id"
+        f"SELECT {', '.join(f'[{k}]' for k in FINDING_KEYS)}, {baseline} AS baseline "
+        f"FROM [{table}] ORDER BY severity = 'warning', file, [check], field, record_id"
     )
     return list(db.query(sql))
 

@@ -95,6 +95,48 @@ def check_transitions(db_path: Path, base_db: Path, settings: Settings | None = 
         return checks.run_checks(db, transitions, replace=False, settings=settings)
 
 
+# A finding is the same finding at the base when the same check reports it on
+# the same record (by ID, which survives a move; by file for a record without
+# one) and field, wherever in the file it now is. An expression index on the
+# base makes each lookup a search: linear however many findings there are.
+_FINDING_KEY = "[check], record_type, coalesce(record_id, file), coalesce(field, '')"
+BASELINE_STATES = ("new", "unchanged", "absent")
+
+
+def _key(alias: str) -> str:
+    return (
+        f"({alias}.[check], {alias}.record_type, coalesce({alias}.record_id, {alias}.file), "
+        f"coalesce({alias}.field, ''))"
+    )
+
+
+def compare_findings(db_path: Path, base_db: Path) -> tuple[int, int]:
+    """Mark each finding of the head ``new`` or ``unchanged`` (its ``baseline``
+    column), and keep the base's findings the head no longer has in
+    ``absent_findings``. Returns (new, unchanged)."""
+    with sqlite_utils.Database(base_db) as base:
+        base.execute(f"CREATE INDEX IF NOT EXISTS finding_key ON findings ({_FINDING_KEY})")
+    with attached(db_path, base_db) as db:
+        db.execute(f"CREATE INDEX IF NOT EXISTS finding_key ON findings ({_FINDING_KEY})")
+        if "baseline" not in db["findings"].columns_dict:
+            db.execute("ALTER TABLE findings ADD COLUMN baseline TEXT")
+        at_base = f"EXISTS (SELECT 1 FROM base.findings b WHERE {_key('b')} = {_key('f')})"
+        db.execute(
+            f"UPDATE findings AS f SET baseline = "
+            f"CASE WHEN {at_base} THEN 'unchanged' ELSE 'new' END"
+        )
+        in_head = f"EXISTS (SELECT 1 FROM main.findings h WHERE {_key('h')} = {_key('b')})"
+        keys = ", ".join(f"b.[{k}]" for k in checks.FINDING_KEYS)
+        db.execute("DROP TABLE IF EXISTS absent_findings")
+        db.execute(
+            f"CREATE TABLE absent_findings AS SELECT {keys} FROM base.findings b "
+            f"WHERE NOT {in_head}"
+        )
+        counts = dict(db.execute("SELECT baseline, count(*) FROM findings GROUP BY baseline"))
+        db.conn.commit()
+    return counts.get("new", 0), counts.get("unchanged", 0)
+
+
 # A record is matched across revisions by type and ID; one without an ID (it
 # could not be read, or lacks the field) by its file instead.
 DIFF_SQL = """

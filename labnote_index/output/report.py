@@ -16,6 +16,17 @@ from ..queries.lineage import branches_in_order
 from ..text import findings_phrase, plural, shown
 
 
+def baseline_phrase(findings: list[dict[str, Any]], shown_only_new: bool = False) -> str:
+    """``N new, M already at base`` for findings compared with a base."""
+    new = sum(1 for f in findings if f.get("baseline") == "new")
+    old = sum(1 for f in findings if f.get("baseline") == "unchanged")
+    gone = sum(1 for f in findings if f.get("baseline") == "absent")
+    phrase = f"{new} new, {old} already at base"
+    if shown_only_new and old:
+        phrase += " (not shown: --new-only)"
+    return phrase + (f", {gone} repaired" if gone else "")
+
+
 def findings_text(findings: list[dict[str, Any]]) -> str:
     """Findings grouped by file, errors before warnings, with a closing count."""
     lines: list[str] = []
@@ -87,7 +98,8 @@ def _region(f: dict[str, Any]) -> dict[str, int]:
 
 def findings_sarif(findings: list[dict[str, Any]], catalogue: list[Check], prefix: str = "") -> str:
     """A SARIF 2.1.0 log: one rule per check (what it protects, how to repair),
-    one result per finding, located at its file (``prefix`` + the path)."""
+    one result per finding, located at its file (``prefix`` + the path), with
+    its baselineState (new, unchanged, absent) when compared with a base."""
     rules = [
         {
             "id": c.id,
@@ -119,6 +131,10 @@ def findings_sarif(findings: list[dict[str, Any]], catalogue: list[Check], prefi
         }
         if f["check"] in index:
             result["ruleIndex"] = index[f["check"]]
+        if f.get("baseline"):  # compared with a base: GitHub code scanning reads it
+            result["baselineState"] = f["baseline"]
+            if f["baseline"] == "absent":  # repaired by the change: no longer a problem
+                result.update(kind="pass", level="none")
         results.append(result)
     log = {
         "$schema": SARIF_SCHEMA,
