@@ -18,7 +18,7 @@ import click
 from . import api, interrupts
 from .errors import LabnoteError, NoIndex, NotAnIndex
 from .index.build import BuildResult
-from .output import report
+from .output import ci, report
 from .progress import Progress
 from .text import plural, shown
 
@@ -242,13 +242,14 @@ def build(
 @click.argument("repo", required=False, type=click.Path(file_okay=False, path_type=Path))
 @_db_option
 @_format_option(
-    ["text", "json", "csv", "github", "sarif"],
+    ["text", "json", "csv", "github", "sarif", "markdown", "junit", "gitlab"],
     "text groups findings by file; json prints an array of finding objects, csv "
-    "one row a finding; "
-    "github prints GitHub Actions ::error/::warning annotations; sarif prints a "
-    "SARIF 2.1.0 log for code scanning (one rule per check). In github and sarif "
-    "output, paths are relative to the git work tree holding REPO (else to the "
-    "current directory), as GitHub resolves them.",
+    "one row a finding; github prints GitHub Actions ::error/::warning "
+    "annotations; sarif prints a SARIF 2.1.0 log for code scanning (one rule per "
+    "check); markdown a summary for a job summary or a pull-request comment; junit "
+    "JUnit XML for test report viewers (a suite per check); gitlab GitLab Code "
+    "Quality JSON. In github, sarif and gitlab output, paths are relative to the "
+    "git work tree holding REPO (else to the current directory), as CI resolves them.",
 )
 @click.option(
     "--no-db",
@@ -396,14 +397,22 @@ def check(
     rows = [f.as_dict() for f in found]
     if fmt in report.ROW_FORMATS:
         _echo_rows(rows, api.FINDING_KEYS, fmt, report.findings_text)
-    elif fmt in ("github", "sarif"):
+    elif fmt in ("github", "sarif", "gitlab"):
         root = repo if repo is not None else api.repository_of(db_path)
         prefix = api.annotation_prefix(root, lambda m: click.echo(f"warning: {m}", err=True))
         if fmt == "sarif":  # with the base's findings the change repaired (absent)
             absent = [r for r in compared if r["baseline"] == "absent"]
-            click.echo(report.findings_sarif(rows + absent, api.catalogue(), prefix))
+            click.echo(ci.findings_sarif(rows + absent, api.catalogue(), prefix))
+        elif fmt == "gitlab":
+            click.echo(ci.findings_gitlab(rows, prefix))
         elif rows:
-            click.echo(report.findings_github(rows, prefix))
+            click.echo(ci.findings_github(rows, prefix))
+    elif fmt == "markdown":
+        click.echo(ci.findings_markdown(rows), nl=False)
+        if base is not None:
+            click.echo("\n" + ci.markdown_text(report.baseline_phrase(compared, new_only)))
+    elif fmt == "junit":
+        click.echo(ci.findings_junit(rows, api.catalogue()))
     else:
         click.echo(report.findings_text(rows))
         if base is not None:

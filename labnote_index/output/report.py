@@ -6,10 +6,8 @@ import csv
 import io
 import json
 from collections.abc import Iterable
-from importlib import metadata
 from itertools import groupby
 from typing import Any
-from urllib.parse import quote
 
 from ..checks.catalogue import Check
 from ..queries.lineage import branches_in_order
@@ -58,108 +56,6 @@ def output_rows(rows: Iterable[dict[str, Any]], keys: tuple[str, ...], fmt: str)
     if fmt == "csv":
         return rows_csv(rows, keys)
     raise ValueError(f"rows are written as {' or '.join(ROW_FORMATS)}, not {fmt!r}")
-
-
-def _escape_data(value: str) -> str:
-    # shown() first: a control or bidirectional character from a record (an
-    # escape sequence, U+202E) never reaches the log or the annotation raw.
-    return shown(value).replace("%", "%25")
-
-
-def _escape_property(value: str) -> str:
-    return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
-
-
-def findings_github(findings: list[dict[str, Any]], prefix: str = "") -> str:
-    """GitHub Actions workflow commands: one ::error or ::warning annotation a finding,
-    its file written ``prefix`` + the repository-relative path."""
-    lines = []
-    for f in findings:
-        where = prefix + f["file"] if f["file"] else ""
-        props = f"file={_escape_property(where)}"
-        if f.get("line"):
-            props += f",line={f['line']},col={f['column'] or 1}"
-        props += f",title={_escape_property(f['check'])}"
-        where = f"{f['field']}: " if f["field"] else ""
-        text = f"{where}{f['message']} (fix: {f['hint']})"
-        lines.append(f"::{f['severity']} {props}::{_escape_data(text)}")
-    return "\n".join(lines)
-
-
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-
-
-def _region(f: dict[str, Any]) -> dict[str, int]:
-    """Where in the file: the finding's line and column, or the file's first line."""
-    if not f.get("line"):
-        return {"startLine": 1}
-    return {"startLine": f["line"], "startColumn": f["column"] or 1}
-
-
-def findings_sarif(findings: list[dict[str, Any]], catalogue: list[Check], prefix: str = "") -> str:
-    """A SARIF 2.1.0 log: one rule per check (what it protects, how to repair),
-    one result per finding, located at its file (``prefix`` + the path), with
-    its baselineState (new, unchanged, absent) when compared with a base."""
-    rules = [
-        {
-            "id": c.id,
-            "name": c.id,
-            "shortDescription": {"text": c.protects},
-            "fullDescription": {"text": c.protects},
-            "help": {"text": f"Repair: {c.repair}"},
-            # SARIF's levels are error, warning, note and none: a check off by default is none.
-            "defaultConfiguration": {"level": "none" if c.severity == "off" else c.severity},
-        }
-        for c in catalogue
-    ]
-    index = {c.id: n for n, c in enumerate(catalogue)}
-    results = []
-    for f in findings:
-        where = f" ({f['field']})" if f["field"] else ""
-        result: dict[str, Any] = {
-            "ruleId": f["check"],
-            "level": f["severity"],
-            "message": {"text": f"{f['message']}{where}. Fix: {f['hint']}"},
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": quote(prefix + (f["file"] or ""))},
-                        "region": _region(f),
-                    }
-                }
-            ],
-        }
-        if f["check"] in index:
-            result["ruleIndex"] = index[f["check"]]
-        if f.get("baseline"):  # compared with a base: GitHub code scanning reads it
-            result["baselineState"] = f["baseline"]
-            if f["baseline"] == "absent":  # repaired by the change: no longer a problem
-                result.update(kind="pass", level="none")
-        results.append(result)
-    log = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "labnote-index",
-                        "version": _version(),
-                        "rules": rules,
-                    }
-                },
-                "results": results,
-            }
-        ],
-    }
-    return json.dumps(log, indent=2)
-
-
-def _version() -> str:
-    try:
-        return metadata.version("labnote-index")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
 
 
 ORPHAN_KEYS = ("field", "record_type", "record_id", "file", "missing_id", "expected_type")
