@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -21,7 +22,14 @@ import sqlite_utils
 
 from .checks import catalogue as catalogue_
 from .compare import git, revisions
-from .errors import ConfigError, IndexDamaged, InvalidArgument, RevisionNotFound, one_of
+from .errors import (
+    ConfigError,
+    IndexDamaged,
+    InvalidArgument,
+    LabnoteError,
+    RevisionNotFound,
+    one_of,
+)
 from .index import registry_views as views_
 from .index.build import BuildResult, build_index
 from .index.cache import cache_index as cache_index  # the façade's, for check --cache
@@ -407,17 +415,74 @@ def views(db: Path | str) -> dict[str, str]:
 
 
 def serve(
-    db: Path | str, host: str = "127.0.0.1", port: int = 8001, open_browser: bool = False
+    db: Path | str,
+    host: str = "127.0.0.1",
+    port: int = 8001,
+    open_browser: bool = False,
+    watch: Path | str | None = None,
+    on_rebuilt: Callable[[BuildResult | LabnoteError], None] | None = None,
 ) -> None:
     """Publish an index with Datasette until interrupted (read-only, immutable).
-    The port is bound before anything is announced."""
+    The port is bound before anything is announced. With ``watch`` (a
+    repository), it is indexed into ``db`` first, and again, incrementally,
+    whenever its files change; the server takes up each new index without a
+    restart (``on_rebuilt`` is told each build, or what stopped one)."""
+    watcher = None
+    if watch is not None:
+        build(watch, db)
+        watcher = partial(_watch, Path(watch), Path(db), on_rebuilt or (lambda _: None))
     open_index(db)
     damage = index_damage(Path(db))
     if damage:
         raise IndexDamaged(f"the index {db} is damaged ({damage}): build it again with --full")
     from .web.serve import serve as run_server  # Datasette is imported only to serve
 
-    run_server(Path(db), host, port, open_browser)
+    run_server(Path(db), host, port, open_browser, watcher)
+
+
+# Changes within this many milliseconds are one (an editor's save, a git checkout).
+WATCH_DEBOUNCE_MS = 400
+
+
+def _watch(
+    repo: Path,
+    db: Path,
+    told: Callable[[BuildResult | LabnoteError], None],
+    rebuilt: Callable[[], None],
+    stop: threading.Event,
+) -> None:
+    """Build ``db`` again whenever files of ``repo`` change, until ``stop``; after
+    each build, ``rebuilt()`` (the server takes the new index up). Files in
+    dot-directories (as the walk never reads them: .git, our own temporary
+    files) and the index's own files do not count."""
+    from watchfiles import watch  # imported only to watch
+
+    own = {str(db.resolve()), *(str(db.resolve()) + s for s in ("-journal", "-wal", "-shm"))}
+    root = repo.resolve()
+
+    def counts(_change: Any, path: str) -> bool:
+        if path in own:
+            return False
+        try:
+            parts = Path(path).resolve().relative_to(root).parts
+        except ValueError:
+            return False
+        return not any(part.startswith(".") for part in parts)
+
+    for _changes in watch(
+        repo,
+        watch_filter=counts,
+        debounce=WATCH_DEBOUNCE_MS,
+        stop_event=stop,
+        yield_on_timeout=False,
+    ):
+        try:
+            result = build(repo, db)
+        except LabnoteError as exc:  # the server goes on with the index it has
+            told(exc)
+            continue
+        rebuilt()
+        told(result)
 
 
 def catalogue(transitions: bool | None = None) -> list[catalogue_.Check]:

@@ -506,13 +506,32 @@ def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
     help="Interface to bind; the default serves this machine only.",
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open a web browser on the index.")
-def serve_command(db_path: Path, port: int, host: str, open_browser: bool) -> None:
+@click.option(
+    "--watch",
+    "repo",
+    metavar="REPO",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Index REPO into DB first, then again (incrementally) whenever its files "
+    "change, and serve each new index without a restart.",
+)
+def serve_command(
+    db_path: Path, port: int, host: str, open_browser: bool, repo: Path | None
+) -> None:
     """Browse an index in Datasette: described tables, canned provenance queries,
     full-text search and lineage graphs. The database is opened read-only; a
     build meanwhile writes a new file in its place, so the server goes on
-    answering from the index it opened (restart it to serve the rebuild)."""
+    answering from the index it opened (restart it to serve the rebuild, or
+    give --watch REPO: the server then builds and takes up each new index
+    itself). The database page says when the index was built, and from what."""
+
+    def told(outcome: BuildResult | Exception) -> None:
+        if isinstance(outcome, BuildResult):
+            click.echo(f"rebuilt: {outcome.summary()}", err=True)
+        else:
+            click.echo(f"not rebuilt: {outcome} (serving the previous index)", err=True)
+
     try:
-        api.serve(db_path, host, port, open_browser)
+        api.serve(db_path, host, port, open_browser, watch=repo, on_rebuilt=told)
     except NoIndex:
         raise
     except NotAnIndex as exc:  # serve takes the index as DB, not as --db

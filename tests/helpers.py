@@ -197,13 +197,15 @@ class Calls(Progress):
 
 
 def content(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
-    """Every table's rows, order and row ids aside (FTS shadow tables checked apart)."""
+    """Every table's rows, order and row ids aside (FTS shadow tables checked apart,
+    and when the build ran: build_info's 'built' row)."""
     tables = {}
     for name in db.table_names():
         if "_fts" in name:
             continue
         columns = [c.name for c in db[name].columns if c.name != "id"]
-        rows = db.execute(f"SELECT {', '.join(f'[{c}]' for c in columns)} FROM [{name}]")
+        where = " WHERE key != 'built'" if name == "build_info" else ""
+        rows = db.execute(f"SELECT {', '.join(f'[{c}]' for c in columns)} FROM [{name}]{where}")
         tables[name] = sorted(tuple(row) for row in rows.fetchall())
     return tables
 

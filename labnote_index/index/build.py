@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from ..format.rules import RECORD_TYPES
 from ..progress import SILENT, Progress
 from ..read.discover import DiscoveredFile, FoundFiles, classify, discover, named_files
 from ..read.parse import same_file
-from ..read.paths import Sandbox, displayable, lstat_key
+from ..read.paths import Sandbox, displayable, head_commit, lstat_key
 from ..text import findings_phrase, parent_dir, plural
 from .cycles import store_cycles
 from .files import (
@@ -275,6 +276,11 @@ class _Build:
             db.table("build_info").insert(row, replace=True)
             row = {"key": "config", "value": json.dumps(self.config or {})}
             db.table("build_info").insert(row, replace=True)
+            # When, and from what: what a served page says of the index it shows.
+            built = {"at": _now(), "commit": head_commit(self.sandbox.root)}
+            db.table("build_info").insert(
+                {"key": "built", "value": json.dumps(built)}, replace=True
+            )
             db.table("build_info").delete_where("key = 'checks'")
             if self.check is not None and self.check_fingerprint is not None:
                 row = {"key": "checks", "value": self.check_fingerprint}
@@ -283,6 +289,10 @@ class _Build:
             result.incremental = incremental
             result.reread, result.removed = reread, len(removed)
             return result
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 # What reading a file costs, in bytes of record: its size, and as much again as

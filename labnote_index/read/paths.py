@@ -196,6 +196,18 @@ def run_git(
     )
 
 
+def head_commit(root: Path) -> str | None:
+    """The commit HEAD names in the git repository holding ``root``, or None
+    (not in git, no commit yet, no git)."""
+    try:
+        done = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode().strip() or None
+
+
 def in_git_work_tree(root: Path) -> bool:
     """Whether ``root`` lies in a git work tree (where files can be ignored)."""
     try:

@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 from ..format.rules import RECORD_TYPES
 from ..index.schema import RECORD_TABLES
 from .facets import CountedFacet
-from .links import INDEXES_KEY, is_index, page_urls
+from .links import INDEXES_KEY, built_info, is_index, page_urls
 from .pages import lineage_page, story_page
 from .table import rows_and_columns
 
@@ -192,12 +192,22 @@ def register_facet_classes() -> list[type]:
 
 
 @hookimpl
-def extra_template_vars(database: str | None, datasette: Any) -> dict[str, Any]:
-    """Whether the page's database is an index, and the table renderer."""
-    return {
-        "labnote_index": database is not None and is_index(datasette, database),
-        "rows_and_columns": functools.partial(rows_and_columns, datasette.urls.path),
-    }
+def extra_template_vars(database: str | None, datasette: Any, view_name: str) -> Any:
+    """Whether the page's database is an index, the table renderer, and on a
+    database page when and from what the index was built."""
+
+    async def template_vars() -> dict[str, Any]:
+        index = database is not None and is_index(datasette, database)
+        built = None
+        if index and view_name == "database":
+            built = await built_info(datasette.get_database(database))
+        return {
+            "labnote_index": index,
+            "labnote_built": built,
+            "rows_and_columns": functools.partial(rows_and_columns, datasette.urls.path),
+        }
+
+    return template_vars
 
 
 @hookimpl

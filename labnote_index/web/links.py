@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import quote
 
@@ -28,3 +29,13 @@ def page_url(datasette: Any, database: str, page: str, node: str) -> str:
 def lineage_url(datasette: Any, database: str, node: str) -> str:
     """The URL of the lineage page of ``node``."""
     return page_url(datasette, database, "lineage", node)
+
+
+async def built_info(db: Any) -> dict[str, Any] | None:
+    """When an index was built, from what commit, of what repository (None for an
+    index built before it said so)."""
+    rows = await db.execute("SELECT key, value FROM build_info WHERE key IN ('built', 'settings')")
+    found = {row["key"]: json.loads(row["value"]) for row in rows}
+    if "built" not in found:
+        return None
+    return {**found["built"], "repo": found.get("settings", {}).get("repo")}

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import socket
 import threading
 import weakref
 import webbrowser
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from datasette.database import Database
 from ..errors import ServeError
 from ..index.schema import METADATA_DATABASE, described_index
 from ..index.tempfiles import new_directory, temp_name
-from .facets import CountedFacet
+from .facets import COUNTS_KEY, CountedFacet
 
 
 def load_metadata(database: str = METADATA_DATABASE) -> dict[str, Any]:
@@ -43,15 +45,17 @@ SETTINGS = {
 }
 
 
-def make_datasette(db_path: Path) -> Datasette:
-    """Datasette over the index, immutable (opened read-only, never written).
+def make_datasette(db_path: Path, threads: int | None = None) -> Datasette:
+    """Datasette over the index, immutable (opened read-only, never written);
+    ``threads``: SQL threads (0: queries run in the server's own loop).
 
     Datasette's threads each connect on first use, so a server given the index's
     name would read whatever file has that name by then: a build replacing it
     meanwhile would split its answers over two indexes. It is given a name of
     its own for the file instead (``pinned``), which a build never replaces."""
     db_path = Path(db_path)
-    datasette = Datasette(metadata=load_metadata(db_path.stem), settings=SETTINGS)
+    settings = SETTINGS if threads is None else {**SETTINGS, "num_sql_threads": threads}
+    datasette = Datasette(metadata=load_metadata(db_path.stem), settings=settings)
     path = pinned(db_path, datasette)
     datasette.add_database(Database(datasette, str(path), is_mutable=False), name=db_path.stem)
     datasette.remove_database("_memory")  # added for a Datasette given no files
@@ -108,20 +112,64 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(db_path: Path, host: str, port: int, open_browser: bool = False) -> None:
+# A watcher: told how to have the server take up a rebuilt index, and when to stop.
+Watcher = Callable[[Callable[[], None], threading.Event], None]
+
+
+def swap(datasette: Datasette, db_path: Path) -> None:
+    """Serve the index now at ``db_path`` in place of the one served, under the
+    same name: pinned anew, the old pin released, the kept facet counts dropped.
+    Run in the server's loop, with SQL run there too (no threads), so that no
+    query is half-way through the old index; Datasette's database list is
+    replaced whole (copy on write), as its own add_database does."""
+    name = Path(db_path).stem
+    old = datasette.databases[name]
+    let_go = getattr(datasette, "_labnote_release", None)
+    fresh = Database(datasette, str(pinned(db_path, datasette)), is_mutable=False)
+    fresh.name = fresh.route = name
+    datasette.databases = {**datasette.databases, name: fresh}
+    datasette.__dict__.pop(COUNTS_KEY, None)  # counted over the old index
+    if old._read_connection is not None:
+        old._read_connection.close()
+    if let_go is not None:
+        let_go()
+
+
+def serve(
+    db_path: Path,
+    host: str,
+    port: int,
+    open_browser: bool = False,
+    watcher: Watcher | None = None,
+) -> None:
     """Serve the index at ``db_path`` on ``host``:``port`` until interrupted
-    (port 0: one the system chooses, printed); open a browser when asked."""
+    (port 0: one the system chooses, printed); open a browser when asked. With
+    ``watcher``, run it in a thread of its own and take up each index it rebuilds
+    at ``db_path`` without a restart."""
     import uvicorn
 
     sock = listen(host, port)
-    datasette = make_datasette(db_path)
+    datasette = make_datasette(db_path, threads=0 if watcher else None)
     port = sock.getsockname()[1]  # the one chosen, for --port 0
     url = f"http://{host}:{port}/{Path(db_path).stem}"
     if open_browser:
         threading.Timer(1.0, webbrowser.open, [url]).start()
     print(f"Serving {db_path} at {url} (Ctrl-C to stop)", flush=True)
     server = uvicorn.Server(uvicorn.Config(datasette.app(), log_level="warning"))
+    stop = threading.Event()
+
+    async def run() -> None:
+        if watcher is not None:
+            loop = asyncio.get_running_loop()
+
+            def rebuilt() -> None:
+                loop.call_soon_threadsafe(swap, datasette, Path(db_path))
+
+            threading.Thread(target=watcher, args=(rebuilt, stop), daemon=True).start()
+        await server.serve(sockets=[sock])
+
     try:
-        server.run(sockets=[sock])
+        asyncio.run(run())
     finally:
+        stop.set()
         release(datasette)
