@@ -146,6 +146,21 @@ def warm(repo: Path) -> None:
                     pass
 
 
+def phases(build: list[str], repo: Path, work: Path) -> dict[str, float]:
+    """Where an incremental build's time goes (one more run, after one edit): the
+    seconds of each phase the build reports (LABNOTE_INDEX_PHASES), and the
+    rest of the wall time, which is the interpreter starting and importing."""
+    out = work / "phases.json"
+    warm(repo)
+    touch_one_record(repo, 9)
+    start = time.perf_counter()
+    env = {**os.environ, "LABNOTE_INDEX_PHASES": str(out)}
+    subprocess.run(build, env=env, check=True, capture_output=True)
+    wall = time.perf_counter() - start
+    seen = json.loads(out.read_text())
+    return {"start-up and imports": wall - sum(seen.values()), **seen, "wall": wall}
+
+
 def touch_one_record(repo: Path, n: int, edit: int | None = None) -> Path:
     """Edit the n-th record of a few (its notes say which ``edit`` this is)."""
     path = sorted((repo / "registry" / "packets").rglob("*.json"))[n * 7]
@@ -240,6 +255,7 @@ def bench(packets: int, work: Path, repeat: int) -> dict[str, Any]:
         raise SystemExit(f"the generated repository should be clean: {findings[:3]}")
     build = [*cli, "build", str(repo), "--db", str(db)]
     results["incremental"] = runs(build, before=lambda n: touch_one_record(repo, n))
+    results["phases"] = phases(build, repo, work)
     # The pre-commit hook: its cache primed by a first run, then one record
     # edited and staged before each run (the same record, a new edit each time).
     edited = touch_one_record(repo, 0)
@@ -299,6 +315,16 @@ def report(all_results: dict[int, dict[str, Any]], repeat: int) -> str:
                 f"| {packets} | reference / full build (how much faster) "
                 f"| {r['reference'].seconds / r['full'].seconds:.1f} | | |"
             )
+    lines += [
+        "",
+        "Where an incremental build after one edit spends its time (one run, seconds):",
+        "",
+    ]
+    names = list(next(iter(all_results.values()))["phases"])
+    lines += ["| packets | " + " | ".join(names) + " |", "| ---: |" + " ---: |" * len(names)]
+    for packets, r in all_results.items():
+        cells = " | ".join(f"{r['phases'].get(n, 0):.2f}" for n in names)
+        lines.append(f"| {packets} | {cells} |")
     sizes = list(all_results)
     if len(sizes) > 1:
         first, last = all_results[sizes[0]], all_results[sizes[-1]]

@@ -18,7 +18,7 @@ import click
 from . import api, interrupts
 from .errors import LabnoteError, NoIndex, NotAnIndex
 from .index.build import BuildResult
-from .output import ci, report
+from .output import report
 from .progress import Progress
 from .text import plural, shown
 
@@ -110,6 +110,9 @@ def _format_option(choices: list[str], help: str | None = None):
     return click.option(
         "--format", "fmt", type=click.Choice(choices), default="text", show_default=True, help=help
     )
+
+
+CI_FORMATS = ("github", "sarif", "gitlab", "markdown", "junit")
 
 
 def _echo_rows(rows: list[dict[str, Any]], keys: tuple[str, ...], fmt: str, text: Any) -> None:
@@ -395,6 +398,8 @@ def check(
     else:
         found = [f for f in found if f.baseline != "absent"]
     rows = [f.as_dict() for f in found]
+    if fmt in CI_FORMATS:
+        from .output import ci  # the CI formats' libraries (XML) only when asked for
     if fmt in report.ROW_FORMATS:
         _echo_rows(rows, api.FINDING_KEYS, fmt, report.findings_text)
     elif fmt in ("github", "sarif", "gitlab"):

@@ -265,3 +265,34 @@ def test_a_symlinked_artifact_is_followed_again_on_every_build(sample_repo: Repo
     (sample_repo.root / "notes/real.txt").unlink()
     assert broken() == [packet]
     assert_same_as_full(sample_repo, tmp_path)
+
+
+def test_record_scoped_checks_look_again_only_at_what_changed(repo: Repo, tmp_path: Path):
+    """A record-scoped finding appears with its edit, stays while other files
+    change, and goes with its repair: after each incremental build, the findings
+    are those of a full build."""
+    from labnote_index.checks.catalogue import load_checks
+
+    scoped = {c.id for c in load_checks() if c.scope == "record"}
+    assert {"location_id_date", "schema_type", "stray_file"} <= scoped
+    assert "reference_unresolved" not in scoped and "duplicate_id" not in scoped
+    repo.index().close()
+    first, second = repo.files("registry/packets/*/*.json")[:2]
+    original = repo.load(first)
+
+    def dated() -> list[str]:
+        """Build (incrementally), then the files location_id_date finds."""
+        rows = repo.index()["findings"].rows
+        return sorted(f["file"] for f in rows if f["check"] == "location_id_date")
+
+    repo.edit(first, created_at="1999-01-01T00:00:00Z")
+    assert dated() == [first]
+    assert_same_as_full(repo, tmp_path)
+    repo.edit(second, created_at="1999-01-02T00:00:00Z")
+    repo.write("registry/stray.txt", "not a record\n")
+    assert dated() == sorted([first, second])  # the first one's finding is kept
+    assert_same_as_full(repo, tmp_path)
+    repo.save(first, original)
+    (repo.root / "registry/stray.txt").unlink()
+    assert dated() == [second]
+    assert_same_as_full(repo, tmp_path)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import sqlite_utils
 
 from ..errors import CheckFileError
+from ..index.resolve import delete_in
 from .positions import locate
 from .suggest import suggest
 
@@ -50,7 +51,12 @@ FINDING_KEYS = (
     "line",  # where in the file, when known (1-based; None otherwise)
     "column",
 )
-_HEADER = re.compile(r"^--\s*(check|severity|protects|repair|fix):\s*(.+?)\s*$")
+_HEADER = re.compile(r"^--\s*(check|severity|protects|repair|fix|scope):\s*(.+?)\s*$")
+# A check's scope: "record" when a file's findings depend on that file's rows
+# alone (its record, its validation problems, where it lies), so that after an
+# incremental build only the files read again need checking; "global" (the
+# default) when they depend on other files too (references, duplicates, cycles).
+SCOPES = ("record", "global")
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,7 @@ class Check:
     repair: str
     sql: str
     fix: str | None = None  # what ``labnote-index fix`` does about it, if anything
+    scope: str = "global"  # or "record" (see SCOPES)
     # The parameters of a generic check's query (its own id, for a validation check).
     params: tuple[tuple[str, str], ...] = ()
 
@@ -85,6 +92,8 @@ def parse_check(name: str, text: str) -> Check:
         raise CheckFileError(f"{name}: header names check {header['check']!r}")
     if header["severity"] not in DEFAULT_SEVERITIES:
         raise CheckFileError(f"{name}: severity must be one of {DEFAULT_SEVERITIES}")
+    if header.get("scope", "global") not in SCOPES:
+        raise CheckFileError(f"{name}: scope must be one of {SCOPES}")
     return Check(
         header["check"],
         header["severity"],
@@ -92,6 +101,7 @@ def parse_check(name: str, text: str) -> Check:
         header["repair"],
         text,
         header.get("fix"),
+        scope=header.get("scope", "global"),
     )
 
 
@@ -120,14 +130,13 @@ def _validation_checks(declarations: str, files: set[str]) -> list[Check]:
     for name, fields in tomllib.loads(declarations).items():
         if name in files:
             raise CheckFileError(f"{name}: declared in validation.toml and as {name}.sql")
-        unknown = set(fields) - {"severity", "protects", "repair", "fix"}
+        unknown = set(fields) - {"severity", "protects", "repair", "fix", "scope"}
         if unknown:
             raise CheckFileError(f"{name}: validation.toml gives {', '.join(sorted(unknown))}")
-        header = "".join(
-            f"-- {k}: {fields[k]}\n"
-            for k in ("severity", "protects", "repair", "fix")
-            if k in fields
-        )
+        # A file's problems are its own: a validation check is record-scoped.
+        fields = {"scope": "record", **fields}
+        keys = ("severity", "protects", "repair", "fix", "scope")
+        header = "".join(f"-- {k}: {fields[k]}\n" for k in keys if k in fields)
         check = parse_check(name, f"-- check: {name}\n{header}{sql}")
         checks.append(dataclasses.replace(check, params=(("check", name),)))
     return checks
@@ -158,24 +167,51 @@ def catalogue() -> list[Check]:
     return load_checks() + load_checks("checks/transitions")
 
 
+# At most this many files changed, an incremental build checks them alone with
+# the record-scoped checks (their names are parameters SQLite pushes into each
+# check's query); more, and every check runs over the whole index.
+SCOPED_UP_TO = 500
+
+
 def run_checks(
     db: sqlite_utils.Database,
     checks: list[Check] | None = None,
     replace: bool = True,
     settings: Settings | None = None,
+    changed: list[str] | None = None,
 ) -> int:
     """Run the catalogue and write the ``findings`` table (anew, or adding to it when
     ``replace`` is false). Returns the number of findings written. ``settings``
     choose each check's severity (a check that is off is not run) and drop
-    the findings per-file-ignores names. (One process runs the whole
-    catalogue; BENCHMARKS.md times it.)"""
+    the findings per-file-ignores names. With ``changed`` (the files an
+    incremental build read again or removed, findings of the same checks and
+    settings already in the table), the record-scoped checks look at those
+    files only and keep their findings on the others. (One process runs the
+    whole catalogue; BENCHMARKS.md times it.)"""
     checks = load_checks() if checks is None else checks
+    scoped = (
+        changed is not None
+        and len(changed) <= SCOPED_UP_TO
+        and replace
+        and "findings" in db.table_names()
+    )
+    files = list(changed or []) if scoped else []
     findings: list[dict[str, Any]] = []
+    rerun: list[str] = []  # checks whose findings are all made again
     for check in checks:
         severity = settings.severity.get(check.id, check.severity) if settings else check.severity
         if severity == "off":
             continue
-        for row in db.query(check.sql, dict(check.params)):
+        sql, params = check.sql, dict(check.params)
+        if scoped and check.scope == "record":
+            if not files:
+                continue
+            marks = ", ".join(f":changed_{n}" for n in range(len(files)))
+            sql = f"SELECT * FROM (\n{sql}\n) WHERE file IN ({marks})"
+            params.update({f"changed_{n}": f for n, f in enumerate(files)})
+        else:
+            rerun.append(check.id)
+        for row in db.query(sql, params):
             if settings is not None and settings.ignored(check.id, row.get("file")):
                 continue
             findings.append(
@@ -194,7 +230,11 @@ def run_checks(
     locate(db, findings)
     suggest(db, findings)
     with db.atomic():
-        if replace or "findings" not in db.table_names():
+        if scoped:
+            # The findings of checks run again, and of the changed files.
+            delete_in(db, "findings", "check", rerun)
+            delete_in(db, "findings", "file", files)
+        elif replace or "findings" not in db.table_names():
             db.table("findings").drop(ignore=True)
             # In the order people read a finding (JSON output keeps FINDING_KEYS' order).
             people = ("severity", "check", "record_id", "message", "hint", "file", "field")

@@ -3,6 +3,7 @@
 -- protects: a message, notification or tag sits in (anywhere under) the bucket its status names, record and artifact alike, so a directory listing tells the state
 -- repair: move the record (and its artifact) into the bucket of its status, or correct the status
 -- fix: move the record, and its artifact (updating the path field), into the bucket of its status
+-- scope: record
 SELECT r.record_type, r.record_id, r.file, 'status' AS field,
        r.record_type || ' status ' || quote(r.status) || ' requires the record under the '
        || b.bucket || ' bucket, not ' || iif(r.sub_dir = '', 'outside every bucket', r.sub_dir || '/')

@@ -3,6 +3,7 @@
 -- protects: the file name stem equals the record ID, so a record can be found from its ID alone
 -- repair: rename the file to <ID>.json (or correct the ID if the file name is the intended one)
 -- fix: rename the file to <ID>.json, unless that file exists
+-- scope: record
 SELECT r.record_type, r.record_id, r.file, t.id_field AS field,
        'file name stem must equal the record ID: ' || quote(r.stem) || ' is not ' || quote(r.record_id)
        AS message

@@ -2,6 +2,7 @@
 -- severity: error
 -- protects: the date at the front of an ID is the date of created_at, so IDs sort and group by day truthfully
 -- repair: correct created_at, or give the record an ID (and file name) that starts with its creation date
+-- scope: record
 SELECT r.record_type, r.record_id, r.file, 'created_at' AS field,
        'the ID date ' || substr(r.record_id, 1, 8) || ' must equal the created_at date '
        || substr(r.created_at, 1, 10) AS message

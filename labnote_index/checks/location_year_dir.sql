@@ -3,6 +3,7 @@
 -- protects: a packet, response or visit filed under a year directory (registry/<type>/<YYYY>/; year directories are optional) sits in the one of its created_at year
 -- repair: move the file into the directory named after its created_at year, or directly into registry/<type>/
 -- fix: move the record into the directory of its created_at year, unless the file exists there
+-- scope: record
 SELECT r.record_type, r.record_id, r.file, 'created_at' AS field,
        'a ' || r.record_type || ' created in ' || substr(r.created_at, 1, 4)
        || ' belongs in a ' || substr(r.created_at, 1, 4) || '/ directory, not ' || r.sub_dir || '/'

@@ -5,11 +5,11 @@
 SELECT x.source_type AS record_type, x.source_id AS record_id, x.source_file AS file, x.field,
        x.field || ' names ' || quote(x.target_id) || ', whose file ' || x.target_file
        || ' cannot be read (file_unreadable): repair that file' AS message
-FROM refs x JOIN records r ON r.file = x.target_file
+FROM records r CROSS JOIN refs x ON x.target_file = r.file  -- from the few unreadable records
 WHERE r.unreadable
 UNION ALL
 SELECT u.source_type, u.source_id, u.source_file, 'tags',
        'tag ' || quote(u.tag_slug) || ' is the tag record ' || u.tag_file
        || ', whose file cannot be read (file_unreadable): repair that file'
-FROM tag_uses u JOIN records r ON r.file = u.tag_file
+FROM records r CROSS JOIN tag_uses u ON u.tag_file = r.file
 WHERE r.unreadable

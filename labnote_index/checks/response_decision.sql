@@ -2,6 +2,7 @@
 -- severity: error
 -- protects: an accepted or rejected response records who decided and when (that the decision does not predate the response is timestamp_order's)
 -- repair: fill accepted_by and decision_at (not earlier than created_at), or set the response back to pending_review
+-- scope: record
 SELECT 'response' AS record_type, response_id AS record_id, file, 'accepted_by' AS field,
        'a response with status ' || quote(status) || ' must record accepted_by' AS message
 FROM responses

@@ -18,6 +18,7 @@ import os
 import shutil
 import sqlite3
 import stat
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -120,7 +121,7 @@ def build_index(
     full: bool = False,
     progress: Progress | None = None,
     jobs: int | None = None,
-    check: Callable[[sqlite_utils.Database], object] | None = None,
+    check: Callable[..., object] | None = None,
     check_fingerprint: str | None = None,
     exclude: Callable[[str], bool] | None = None,
     exclude_patterns: Sequence[str] = (),
@@ -157,8 +158,10 @@ def build_index(
         "files": sorted(files) if files else None,
         "exclude": list(exclude_patterns),
     }
+    PHASES.reset()
     incremental = exists and not full and not files and _same_settings(db_path, settings)
     found = named_files(files) if files else discover(repo, sandbox.entered, exclude)
+    PHASES.mark("walk")
     if not files:
         _is_a_repository(repo, found)
     if jobs > 1 and not incremental and len(found) >= 2 * MIN_PART:
@@ -181,6 +184,8 @@ def build_index(
         return build.run(db_path, incremental=False)
     finally:
         build.progress.finish()
+        PHASES.mark("finish")
+        PHASES.write()
 
 
 def _is_a_repository(repo: Path, found: Sequence[DiscoveredFile]) -> None:
@@ -210,7 +215,7 @@ class _Build:
     settings: dict[str, Any]
     jobs: int
     progress: Progress
-    check: Callable[[sqlite_utils.Database], object] | None
+    check: Callable[..., object] | None
     check_fingerprint: str | None
     config: dict[str, Any] | None = None
     # (to read again, removed) against the index, when already compared
@@ -223,9 +228,14 @@ class _Build:
         from .rows import FileLoader
 
         sandbox, files = self.sandbox, self.settings["files"]
+        PHASES.mark("compare")  # what changed since the index (incremental)
         with _atomic_database(db_path, start_from=db_path if incremental else None) as db:
+            PHASES.mark("copy")
             changed = None  # the files read again or removed, on an incremental build
+            checked_by = None  # the checks the findings in the index were made by
             if incremental:
+                row = db.execute("SELECT value FROM build_info WHERE key = 'checks'").fetchone()
+                checked_by = row[0] if row else None
                 to_read, removed = self.changes or _changes(db, sandbox, self.found)
                 changed = [displayable(f.path) for f in to_read] + removed
                 _forget(db, changed)
@@ -251,14 +261,17 @@ class _Build:
             records_changed |= any(classify(path) == "record" for path in removed)
             del to_read
             self.found, self.changes = FoundFiles(), None
+            PHASES.mark("read")
             refresh_artifacts(db, sandbox, self.jobs)
             refresh_markdown_links(db, sandbox)  # after the artifacts: it reads their bodies
             refresh_packet_files(db, sandbox)
             refresh_link_targets(db, sandbox)
             if not incremental:
                 create_indexes(db)
+            PHASES.mark("files")
             resolve_references(db, changed)
             store_cycles(db)
+            PHASES.mark("resolve")
             # A comparison's changes describe the index it was made with, not this one.
             db.table("changes").delete_where()
             db.table("build_info").delete_where("key = 'base'")
@@ -271,7 +284,12 @@ class _Build:
                 if committed:
                     views.store_views(db)
             if self.check is not None:
-                self.check(db)
+                # Findings made by these same checks can be kept where nothing
+                # they depend on changed (record-scoped checks, unchanged files).
+                kept = incremental and checked_by == self.check_fingerprint
+                PHASES.mark("views")
+                self.check(db, changed=changed if kept else None)
+                PHASES.mark("checks")
             row = {"key": "settings", "value": json.dumps(self.settings)}
             db.table("build_info").insert(row, replace=True)
             row = {"key": "config", "value": json.dumps(self.config or {})}
@@ -288,7 +306,38 @@ class _Build:
             result = _result(db, db_path)
             result.incremental = incremental
             result.reread, result.removed = reread, len(removed)
-            return result
+        PHASES.mark("write")  # committed, and renamed into place
+        return result
+
+
+class _Phases:
+    """Where a build's time goes, phase by phase, written as JSON to the file
+    LABNOTE_INDEX_PHASES names (bench/benchmark.py shows an incremental build's);
+    nothing at all without it."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Start counting (a build's first step)."""
+        self.file = os.environ.get("LABNOTE_INDEX_PHASES")
+        self.seconds: dict[str, float] = {}
+        self.last = time.perf_counter()
+
+    def mark(self, phase: str) -> None:
+        """The time since the last mark was spent in ``phase``."""
+        if self.file:
+            now = time.perf_counter()
+            self.seconds[phase] = self.seconds.get(phase, 0.0) + now - self.last
+            self.last = now
+
+    def write(self) -> None:
+        """Write the phases' seconds out, when asked to."""
+        if self.file:
+            Path(self.file).write_text(json.dumps(self.seconds))
+
+
+PHASES = _Phases()
 
 
 def _now() -> str:
