@@ -415,29 +415,39 @@ def views(db: Path | str) -> dict[str, str]:
 
 
 def serve(
-    db: Path | str,
+    db: Path | str | Sequence[Path | str],
     host: str = "127.0.0.1",
     port: int = 8001,
     open_browser: bool = False,
     watch: Path | str | None = None,
     on_rebuilt: Callable[[BuildResult | LabnoteError], None] | None = None,
 ) -> None:
-    """Publish an index with Datasette until interrupted (read-only, immutable).
-    The port is bound before anything is announced. With ``watch`` (a
-    repository), it is indexed into ``db`` first, and again, incrementally,
-    whenever its files change; the server takes up each new index without a
-    restart (``on_rebuilt`` is told each build, or what stopped one)."""
+    """Publish an index (or several together, each under its repository's name,
+    with a home page of them side by side and cross-repository queries) with
+    Datasette until interrupted (read-only, immutable). The port is bound before
+    anything is announced. With ``watch`` (a repository; one index), it is
+    indexed into ``db`` first, and again, incrementally, whenever its files
+    change; the server takes up each new index without a restart
+    (``on_rebuilt`` is told each build, or what stopped one)."""
+    paths = [Path(db)] if isinstance(db, str | Path) else [Path(p) for p in db]
+    if not paths:
+        raise InvalidArgument("serve needs an index to serve")
     watcher = None
     if watch is not None:
-        build(watch, db)
-        watcher = partial(_watch, Path(watch), Path(db), on_rebuilt or (lambda _: None))
-    open_index(db)
-    damage = index_damage(Path(db))
-    if damage:
-        raise IndexDamaged(f"the index {db} is damaged ({damage}): build it again with --full")
+        if len(paths) != 1:
+            raise InvalidArgument("watch rebuilds one index: give one")
+        build(watch, paths[0])
+        watcher = partial(_watch, Path(watch), paths[0], on_rebuilt or (lambda _: None))
+    for path in paths:
+        open_index(path)
+        damage = index_damage(path)
+        if damage:
+            raise IndexDamaged(
+                f"the index {path} is damaged ({damage}): build it again with --full"
+            )
     from .web.serve import serve as run_server  # Datasette is imported only to serve
 
-    run_server(Path(db), host, port, open_browser, watcher)
+    run_server(paths, host, port, open_browser, watcher)
 
 
 # Changes within this many milliseconds are one (an editor's save, a git checkout).
@@ -483,6 +493,24 @@ def _watch(
             continue
         rebuilt()
         told(result)
+
+
+def publish(db: Sequence[Path | str], out: Path | str) -> list[str]:
+    """Write a self-contained deployment of these indexes into ``out`` (absent or
+    empty): the indexes, metadata, a pinned requirements file and a wheel of
+    this package, ``datasette inspect``'s file, the start command and a
+    Dockerfile. Returns the names the indexes are served under."""
+    paths = [Path(p) for p in db]
+    if not paths:
+        raise InvalidArgument("publish needs an index to publish")
+    for path in paths:
+        open_index(path)
+        damage = index_damage(path)
+        if damage:
+            raise IndexDamaged(f"the index {path} is damaged ({damage}): build it again")
+    from .web.publish import write_deployment  # Datasette is imported only for it
+
+    return write_deployment(paths, Path(out))
 
 
 def catalogue(transitions: bool | None = None) -> list[catalogue_.Check]:

@@ -501,7 +501,10 @@ def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
 
 @cli.command(name="serve")
 @click.argument(
-    "db_path", metavar="[DB]", default=DEFAULT_DB, type=click.Path(dir_okay=False, path_type=Path)
+    "db_paths",
+    metavar="[DB]...",
+    nargs=-1,
+    type=click.Path(dir_okay=False, path_type=Path),
 )
 @click.option("--port", default=8001, show_default=True, type=click.IntRange(0, 65535))
 @click.option(
@@ -520,14 +523,19 @@ def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
     "change, and serve each new index without a restart.",
 )
 def serve_command(
-    db_path: Path, port: int, host: str, open_browser: bool, repo: Path | None
+    db_paths: tuple[Path, ...], port: int, host: str, open_browser: bool, repo: Path | None
 ) -> None:
     """Browse an index in Datasette: described tables, canned provenance queries,
     full-text search and lineage graphs. The database is opened read-only; a
     build meanwhile writes a new file in its place, so the server goes on
     answering from the index it opened (restart it to serve the rebuild, or
     give --watch REPO: the server then builds and takes up each new index
-    itself). The database page says when the index was built, and from what."""
+    itself). The database page says when the index was built, and from what.
+
+    Several indexes (one per repository) are served together, each under its
+    repository's name: the home page shows each one's errors, warnings,
+    orphans and waiting work side by side, and canned queries ask them all at
+    once (every finding, orphan, open message, a milestone's handoff chain)."""
 
     def told(outcome: BuildResult | Exception) -> None:
         if isinstance(outcome, BuildResult):
@@ -536,11 +544,41 @@ def serve_command(
             click.echo(f"not rebuilt: {outcome} (serving the previous index)", err=True)
 
     try:
-        api.serve(db_path, host, port, open_browser, watch=repo, on_rebuilt=told)
+        api.serve(
+            db_paths or (Path(DEFAULT_DB),), host, port, open_browser, watch=repo, on_rebuilt=told
+        )
     except NoIndex:
         raise
     except NotAnIndex as exc:  # serve takes the index as DB, not as --db
         raise Failed(str(exc).replace("give another --db", "give another DB")) from exc
+
+
+@cli.command(name="publish")
+@click.argument(
+    "db_paths",
+    metavar="DB...",
+    nargs=-1,
+    required=True,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The deployment directory to write (absent or empty).",
+)
+def publish_command(db_paths: tuple[Path, ...], out: Path) -> None:
+    """Write a deployment that scales out: stateless Datasette replicas of these
+    indexes, as many as the readers need, behind any load balancer.
+
+    OUT gets the indexes (named as serve names them), metadata.json, datasette
+    inspect's inspect-data.json (a replica starts without reading the
+    databases through), wheels/ and a pinned requirements.txt, start.sh (the
+    one command a replica runs; HOST and PORT from the environment) and a
+    Dockerfile. Responses may be cached for a day by a CDN (the files never
+    change under a replica); /-/health answers load balancers."""
+    names = api.publish(db_paths, out)
+    click.echo(f"Wrote {out}: {', '.join(names)}; run {out / 'start.sh'} (PORT=8001 by default)")
 
 
 @cli.command(name="views")

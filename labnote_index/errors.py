@@ -96,7 +96,12 @@ class NotAGitRepository(RevisionError):
     """The directory is in no git repository."""
 
 
-# Serving.
+# Serving and publishing.
+
+
+class PublishError(LabnoteError):
+    """A deployment directory cannot be written (it is not empty, a wheel cannot
+    be made, datasette inspect failed)."""
 
 
 class ServeError(LabnoteError):

@@ -196,6 +196,12 @@ class Calls(Progress):
         self.on_advance(done)
 
 
+def not_when_built(table: str) -> str:
+    """The WHERE clause that leaves out when a build ran (build_info's 'built'
+    row: two builds of the same repository differ in it and nothing else)."""
+    return " WHERE key != 'built'" if table == "build_info" else ""
+
+
 def content(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
     """Every table's rows, order and row ids aside (FTS shadow tables checked apart,
     and when the build ran: build_info's 'built' row)."""
@@ -204,8 +210,9 @@ def content(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
         if "_fts" in name:
             continue
         columns = [c.name for c in db[name].columns if c.name != "id"]
-        where = " WHERE key != 'built'" if name == "build_info" else ""
-        rows = db.execute(f"SELECT {', '.join(f'[{c}]' for c in columns)} FROM [{name}]{where}")
+        rows = db.execute(
+            f"SELECT {', '.join(f'[{c}]' for c in columns)} FROM [{name}]{not_when_built(name)}"
+        )
         tables[name] = sorted(tuple(row) for row in rows.fetchall())
     return tables
 

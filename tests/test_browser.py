@@ -85,7 +85,7 @@ def test_newcomer_follows_orphans_and_lineage(server: str, browser, tmp_path: Pa
     page.goto(server + "/sample")
     # The database page: described, with the canned queries on it.
     assert "A LabNote repository indexed by labnote-index" in page.inner_text("body")
-    page.get_by_role("link", name="Orphaned references").click()
+    page.get_by_role("link", name="Orphaned references", exact=True).click()
     page.wait_for_url("**/sample/orphaned_references")
     table = page.inner_text("table")
     assert "vector-search" in table and "20260911-maria-ops-summary-length" in table
@@ -178,3 +178,72 @@ def test_a_person_sorts_and_hides_columns_with_the_column_menu(
     shown = page.locator("thead th").evaluate_all("ths => ths.map(th => th.dataset.column)")
     assert "topic" not in shown and "status" in shown and "record_type" not in shown
     page.screenshot(path=str(tmp_path / "packets.png"))
+
+
+def first_screen_text(page) -> str:
+    """The text a person sees without scrolling."""
+    return page.evaluate(
+        """() => { const seen = [];
+        for (const el of document.querySelectorAll('body *')) {
+          if (el.children.length) continue;
+          const r = el.getBoundingClientRect();
+          if (r.bottom > 0 && r.top < window.innerHeight && r.width && r.height)
+            seen.push(el.textContent.trim()); }
+        return seen.join(' '); }"""
+    )
+
+
+def test_the_home_page_answers_what_is_broken_and_waiting(server: str, browser, tmp_path: Path):
+    """At 1400x1000 the first screen says how many errors and warnings there are,
+    what is waiting, and where things come from; each count is a link."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(server + "/sample")
+    seen = first_screen_text(page)
+    assert "7" in page.inner_text(".labnote-errors") and "1" in page.inner_text(".labnote-warnings")
+    for words in ("What is broken", "What is waiting", "Where things come from"):
+        assert words in seen, words
+    assert "open messages" in seen and "orphaned references" in seen
+    # A check's count leads to its findings.
+    with page.expect_navigation():
+        page.click("text=reference_unresolved")
+    assert "/sample/findings?" in page.url and "check=reference_unresolved" in page.url
+    assert page.locator("table.rows-and-columns tbody tr").count() == 1
+    page.goto(server + "/sample")
+    assert page.locator("svg.labnote-chart rect").count() > 3  # the activity chart
+    page.screenshot(path=str(tmp_path / "home.png"))
+    page.close()
+
+
+def test_findings_open_errors_first(server: str, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(server + "/sample/findings")
+    severities = page.locator("td.col-severity").all_inner_texts()
+    assert severities == sorted(severities)  # error before warning
+    assert set(page.locator("td.col-fixable").all_inner_texts()) <= {"yes", "no"}
+    page.close()
+
+
+def test_the_home_page_fits_a_phone(server: str, browser):
+    page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+    page.goto(server + "/sample")
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 1, f"{overflow} px of sideways scroll"
+    assert "What is broken" in first_screen_text(page)
+    page.close()
+
+
+def test_record_tables_show_ten_rows_a_line_each(server: str, browser):
+    """packets at 1400x1000: every one of sample_repo's ten packets on the first
+    screen, each row one line (IDs whole, with their story and lineage links),
+    list fields as lists, no sideways scroll of the page."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(server + "/sample/packets")
+    rows = page.locator("table.rows-and-columns tbody tr")
+    assert rows.count() == 10
+    bottoms = [b["y"] + b["height"] for b in (r.bounding_box() for r in rows.all())]
+    assert max(bottoms) <= 1000, "a packet row is below the first screen"
+    heights = {round(r.bounding_box()["height"]) for r in rows.all()}
+    assert max(heights) < 40, f"rows of {heights} px: a cell wraps"
+    assert "[]" not in page.locator("td.col-derivative_of").all_inner_texts()
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 1
+    page.close()

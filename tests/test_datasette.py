@@ -68,7 +68,7 @@ def test_orphaned_references(index: Path):
 
 
 def test_provenance_lineage(index: Path):
-    rows = query(index, "provenance_lineage", id="20260906-gemini-retention-summary")
+    rows = query(index, "provenance_lineage", node="20260906-gemini-retention-summary")
     got = {(r["direction"], r["label"], r["depth"]) for r in rows}
     assert got == {
         ("ancestor", "20260905-claude-retention-followup", 1),
@@ -82,7 +82,7 @@ def test_provenance_lineage_of_a_handoff_packet(index: Path):
     manifest = (
         "docs/workflow/roles/implementer/reports/retention-policy/packet-v001/handoff.manifest.json"
     )
-    rows = query(index, "provenance_lineage", id=manifest)
+    rows = query(index, "provenance_lineage", node=manifest)
     found = [r for r in rows if r["direction"] == "ancestor"]
     assert [(r["label"].split("/")[0], r["depth"]) for r in found] == [
         ("architect", 1),
@@ -123,7 +123,7 @@ def test_reply_thread(index: Path):
 
 
 def test_cited_by(index: Path):
-    rows = query(index, "cited_by", id="20260903-maria-ops-retention-question")
+    rows = query(index, "cited_by", node="20260903-maria-ops-retention-question")
     got = {(r["field"], r["source_id"]) for r in rows}
     assert got == {
         ("derivative_of", "20260903-claude-retention-survey"),
@@ -131,7 +131,7 @@ def test_cited_by(index: Path):
         ("related_packet", "20260903-maria-ops-retention-kickoff"),
         ("visit_id", "20260903-maria-ops-retention-question-visit"),
     }
-    tag_rows = query(index, "cited_by", id="retention")
+    tag_rows = query(index, "cited_by", node="retention")
     assert len(tag_rows) >= 5 and {r["field"] for r in tag_rows} == {"tags"}
 
 
@@ -191,7 +191,7 @@ def test_hostile_text_is_escaped_everywhere(index: Path):
         "/sample/artifacts?_search=Probe&_all_columns=1",  # bodies whole, escaped
         "/sample/search_artifacts?words=Probe",  # and as passages
         f"/sample?sql=select+summary,+notes+from+messages+where+message_id='{XSS_ID}'",
-        f"/sample/cited_by?id={XSS_ID}",
+        f"/sample/cited_by?node={XSS_ID}",
         f"/sample/-/lineage?node={XSS_ID}",
     )
     for page in pages:
@@ -313,31 +313,33 @@ PACKET_DIR = "docs/workflow/roles/implementer/reports/retention-policy/packet-v0
 
 
 def test_every_name_the_cli_takes_the_queries_take(index: Path):
-    by_dir = query(index, "provenance_lineage", id=PACKET_DIR)
-    by_manifest = query(index, "provenance_lineage", id=f"{PACKET_DIR}/handoff.manifest.json")
+    by_dir = query(index, "provenance_lineage", node=PACKET_DIR)
+    by_manifest = query(index, "provenance_lineage", node=f"{PACKET_DIR}/handoff.manifest.json")
     assert by_dir == by_manifest and len(by_dir) == 4
     cited = query(
-        index, "cited_by", id="docs/workflow/roles/architect/reports/retention-policy/packet-v001"
+        index, "cited_by", node="docs/workflow/roles/architect/reports/retention-policy/packet-v001"
     )
     assert [r["field"] for r in cited] == ["input_packets"]
 
 
 def test_a_query_for_a_name_that_is_not_there_says_so(index: Path):
-    (row,) = query(index, "provenance_lineage", id="no-such-record")
+    (row,) = query(index, "provenance_lineage", node="no-such-record")
     assert row["direction"] == "No record, file or handoff packet is named 'no-such-record'"
-    (row,) = query(index, "cited_by", id="")
-    assert row["field"].startswith("Give a record ID")
+    # Given nothing: no rows (a placeholder row would be counted as "1 row"); the
+    # form and the query's description say what to give.
+    assert query(index, "cited_by", node="") == []
+    assert query(index, "provenance_lineage", node=" ") == []
 
 
 def test_canned_queries_show_their_form_not_a_wall_of_sql(index: Path):
     (page,) = fetch(index, "/sample/provenance_lineage")
     body = page.text[page.text.index("<body") :]
-    assert 'name="id"' in body and "_show_sql=1" in body
+    assert 'name="node"' in body and "_show_sql=1" in body
     assert "WITH RECURSIVE" not in body  # behind the "show" link
 
 
 def test_query_results_link_records_and_packets_to_their_lineage(index: Path):
-    (page,) = fetch(index, f"/sample/provenance_lineage?id={PACKET_DIR}")
+    (page,) = fetch(index, f"/sample/provenance_lineage?node={PACKET_DIR}")
     body = page.text[page.text.index("<table") :]
     assert body.count('class="labnote-lineage"') >= 3  # each node found
 
@@ -616,3 +618,58 @@ def test_a_server_answers_from_the_index_it_opened_after_a_rebuild():
         assert len(list(Path(work).glob(".labnote-serve-*"))) == 1  # its own name for it
         release(datasette)
         assert list(Path(work).glob(".labnote-serve-*")) == []  # let go with the server
+
+
+def _count_of(index: Path, url: str) -> int:
+    path, _, query = html.unescape(url).partition("?")
+    (page,) = fetch(index, f"{path}.json?{query}&_size=0")
+    assert page.status_code == 200, (url, page.text)
+    return page.json()["filtered_table_rows_count"]
+
+
+def test_every_count_on_the_home_page_is_the_count_of_the_rows_it_links_to(index: Path):
+    """The dashboard: what is broken, what is waiting, where things come from and
+    the activity chart; following any count gives exactly that many rows."""
+    (page,) = fetch(index, "/sample")
+    text = page.text
+    assert 'class="labnote-errors">7<' in text and 'class="labnote-warnings">1<' in text
+    pairs = re.findall(r'<td class="labnote-n">(\d+)</td><td><a href="([^"]+)">', text)
+    pairs += [
+        (n, url)
+        for url, n in re.findall(
+            r'<td class="labnote-(?:error|warning)">\w+</td><td><a href="([^"]+)">[^<]+</a></td>'
+            r'<td class="labnote-n">(\d+)</td>',
+            text,
+        )
+    ]
+    bars = re.findall(r'<a href="([^"]+)"><rect [^>]*><title>(\d+) ', text)
+    pairs += [(n, url) for url, n in bars]
+    assert len(pairs) >= 20 and bars
+    for n, url in pairs:
+        assert _count_of(index, url) == int(n), url
+
+
+def test_the_index_holds_its_check_catalogue_and_findings_link_to_it(index: Path):
+    (checks,) = fetch(index, "/sample/checks.json?_shape=array&_size=max")
+    catalogue = {c["id"]: c for c in checks.json()}
+    assert {"reference_unresolved", "schema_type", "status_transition"} <= set(catalogue)
+    assert (
+        catalogue["json_strict"]["fixable"] == 1 and catalogue["schema_type"]["scope"] == "record"
+    )
+    (page,) = fetch(index, "/sample/findings")
+    assert '<a href="/sample/checks/reference_unresolved">' in page.text
+    assert ">yes<" in page.text or ">no<" in page.text
+
+
+def test_a_row_page_is_a_list_of_fields_with_what_cites_it(index: Path):
+    packet = "registry~2Fpackets~2F2026~2F20260903-maria-ops-retention-question~2Ejson"
+    (page,) = fetch(index, f"/sample/packets/{packet}")
+    assert page.status_code == 200
+    fields = re.findall(r'<tr><th scope="row">(\w+)</th>', page.text)
+    assert fields[:3] == ["file", "packet_id", "status"] and "response_packet_id" in fields
+    link = re.search(r'<a href="(/sample/cited_by\?node=[^"]+)">What cites it</a>', page.text)
+    assert link
+    (cited,) = fetch(
+        index, html.unescape(link.group(1)).replace("cited_by?", "cited_by.json?_shape=array&")
+    )
+    assert {r["source_type"] for r in cited.json()} >= {"response", "visit"}

@@ -14,7 +14,17 @@ from bench.generate import generate
 from labnote_index.api import build as build_index
 from labnote_index.index.registry_views import render_views
 
-from .helpers import BAD_INPUTS, SAMPLE_REPO, Calls, Repo, cli_as, content, findings_of, open_copy
+from .helpers import (
+    BAD_INPUTS,
+    SAMPLE_REPO,
+    Calls,
+    Repo,
+    cli_as,
+    content,
+    findings_of,
+    not_when_built,
+    open_copy,
+)
 
 
 def json_files(root: Path) -> set[str]:
@@ -500,7 +510,9 @@ def table_contents(db_path: Path) -> dict[str, list[tuple]]:
         columns = [row[1] for row in conn.execute(f"PRAGMA table_info([{name}])")]
         typed = ", ".join(f"[{c}], typeof([{c}])" for c in columns)
         try:
-            rows = conn.execute(f"SELECT {typed} FROM [{name}] ORDER BY rowid").fetchall()
+            rows = conn.execute(
+                f"SELECT {typed} FROM [{name}]{not_when_built(name)} ORDER BY rowid"
+            ).fetchall()
         except sqlite3.OperationalError:  # a table without row ids (full-text search's)
             rows = sorted(conn.execute(f"SELECT {typed} FROM [{name}]").fetchall(), key=repr)
         contents[name] = rows

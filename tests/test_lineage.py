@@ -29,7 +29,7 @@ def reached(tree_branches: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def canned(db_path: Path, node: str) -> list[dict[str, Any]]:
-    (response,) = fetch(db_path, f"/i/provenance_lineage.json?_shape=array&id={node}")
+    (response,) = fetch(db_path, f"/i/provenance_lineage.json?_shape=array&node={node}")
     assert response.status_code == 200, response.text
     return response.json()
 

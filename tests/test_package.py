@@ -107,3 +107,129 @@ def test_wheel_install_serves_pages(installed: Path, tmp_path: Path):
     finally:
         server.terminate()
         server.wait(10)
+
+
+def _get(url: str) -> tuple[int, dict[str, str], bytes]:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            return answer.status, {k.lower(): v for k, v in answer.headers.items()}, answer.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read()
+
+
+def test_a_published_deployment_runs_as_three_identical_replicas(installed: Path, tmp_path: Path):
+    """publish, then as a platform would: the Dockerfile's install command in a
+    fresh virtual environment, its start command three times on loopback ports,
+    a bounded burst of requests round-robin. Every replica answers the same,
+    with cache headers fit for a CDN, and /-/health answers load balancers."""
+    import concurrent.futures
+    import json
+
+    bin_ = installed / "venv/bin"
+    for name in ("alpha", "beta"):
+        shutil.copytree(SAMPLE_REPO, tmp_path / name)
+        run(
+            bin_ / "labnote-index",
+            "build",
+            tmp_path / name,
+            "--db",
+            tmp_path / f"{name}.db",
+            cwd=tmp_path,
+        )
+    out = tmp_path / "deploy"
+    run(
+        bin_ / "labnote-index",
+        "publish",
+        tmp_path / "alpha.db",
+        tmp_path / "beta.db",
+        "--out",
+        out,
+        cwd=tmp_path,
+    )
+    assert {
+        "alpha.db",
+        "beta.db",
+        "metadata.json",
+        "inspect-data.json",
+        "requirements.txt",
+        "start.sh",
+        "Dockerfile",
+        "wheels",
+    } <= {p.name for p in out.iterdir()}
+    # The Dockerfile's commands, not its image (no registry here to pull a base from).
+    dockerfile = (out / "Dockerfile").read_text().splitlines()
+    (install,) = [line[4:] for line in dockerfile if line.startswith("RUN ")]
+    venv = tmp_path / "replica-venv"
+    run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
+    command = install.replace("/app", str(out)).split()
+    assert command[:2] == ["pip", "install"]
+    run(venv / "bin/python", "-m", *command, cwd=out)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv / 'bin'}:{env['PATH']}"
+    ports = [free_port() for _ in range(3)]
+    replicas = [
+        subprocess.Popen(
+            ["sh", str(out / "start.sh")],
+            cwd=tmp_path,
+            env={**env, "HOST": "127.0.0.1", "PORT": str(port)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for port in ports
+    ]
+    try:
+        bases = [f"http://127.0.0.1:{port}" for port in ports]
+        for base in bases:
+            for _ in range(150):
+                if _alive(base) and _get(base + "/-/health")[0] == 200:
+                    break
+                time.sleep(0.2)
+            else:
+                pytest.fail("a replica did not come up")
+        paths = [
+            "/_memory/every_finding.json?_shape=array",
+            "/alpha/findings.json?_shape=array&_size=max",
+            "/beta/packets.json?_shape=array&_col=topic",
+            "/alpha/-/story?node=registry/packets/2026/20260903-maria-ops-retention-question.json",
+            "/alpha",
+        ]
+        jobs = [(bases[n % 3], paths[n % len(paths)]) for n in range(60)]
+        with concurrent.futures.ThreadPoolExecutor(12) as pool:
+            answers = list(pool.map(lambda job: (job, _get(job[0] + job[1])), jobs))
+        by_path: dict[str, set[bytes]] = {}
+        for (base, path), (status, headers, body) in answers:
+            assert status == 200, (path, body[:300])
+            # A page names the address it was asked at (behind a load balancer,
+            # the same for every replica): that aside, the bytes must agree.
+            body = body.replace(base.encode(), b"")
+            assert "max-age=86400" in headers.get("cache-control", ""), (path, headers)
+            if path.endswith("/alpha"):
+                body = body.split(b"Queries took")[0]  # the footer times the page
+            by_path.setdefault(path, set()).add(body)
+        differing = {path: len(b) for path, b in by_path.items() if len(b) != 1}
+        if differing:
+            import difflib
+
+            path = next(iter(differing))
+            a, b = sorted(by_path[path])[:2]
+            diff = difflib.unified_diff(a.decode().splitlines(), b.decode().splitlines(), n=0)
+            pytest.fail(f"replicas disagree on {differing}: " + "\n".join(list(diff)[:12]))
+        findings = json.loads(next(iter(by_path[paths[0]])))
+        assert {f["repository"] for f in findings} == {"alpha", "beta"}
+        status, headers, body = _get(bases[0] + "/-/health")
+        assert json.loads(body) == {"ok": True, "indexes": {"alpha": "ok", "beta": "ok"}}
+        assert headers.get("cache-control") == "no-store"
+    finally:
+        for replica in replicas:
+            replica.terminate()
+            replica.wait(10)
+
+
+def _alive(base: str) -> bool:
+    try:
+        return _get(base + "/-/health")[0] in (200, 503)
+    except OSError:
+        return False

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import labnote_index as li
 from labnote_index.checks.catalogue import load_checks
 from labnote_index.cli import cli
 
@@ -395,3 +396,18 @@ def test_a_moved_record_keeps_its_findings_unchanged(history: Repo):
     args = ["check", str(history.root), "--base", "base", "--no-db", "--new-only"]
     result = CliRunner().invoke(cli, [*args, "--format", "json"])
     assert json.loads(result.output) == [], result.output
+
+
+def test_baseline_states_are_forgotten_by_the_next_build(history: Repo):
+    """A later build without --base (the cache, the same --db) says nothing of a
+    base it was not compared with."""
+    _baseline_change(history)
+    args = ["check", str(history.root), "--db", str(history.db_path)]
+    CliRunner().invoke(cli, [*args, "--base", "base"])
+    assert {f.baseline for f in li.findings(history.db_path)} >= {"new", "unchanged"}
+    history.edit("registry/packets/2026/20260905-claude-retention-followup.json", notes="again")
+    CliRunner().invoke(cli, args)
+    assert {f.baseline for f in li.findings(history.db_path)} == {None}
+    assert li.absent_findings(history.db_path) == []
+    sarif = json.loads(CliRunner().invoke(cli, [*args, "--format", "sarif"]).output)
+    assert all("baselineState" not in r for r in sarif["runs"][0]["results"])

@@ -236,15 +236,38 @@ def run_checks(
             delete_in(db, "findings", "file", files)
         elif replace or "findings" not in db.table_names():
             db.table("findings").drop(ignore=True)
+            _store_catalogue(db, settings)
             # In the order people read a finding (JSON output keeps FINDING_KEYS' order).
             people = ("severity", "check", "record_id", "message", "hint", "file", "field")
             columns: dict[str, type] = {"id": int, **{key: str for key in people}}
             columns.update({"record_type": str, "fixable": bool, "line": int, "column": int})
-            db.table("findings").create(columns, pk="id")
+            # Each finding's check links to the catalogue's row for it (checks).
+            db.table("findings").create(columns, pk="id", foreign_keys=[("check", "checks", "id")])
             db.table("findings").create_index(["file"])
             db.table("findings").create_index(["check"])
+            # Errors first, then by check: the order of the table's page.
+            findings.sort(key=lambda f: (f["severity"] != "error", f["check"], f["file"] or ""))
         db.table("findings").insert_all(findings, batch_size=1000)
     return len(findings)
+
+
+def _store_catalogue(db: sqlite_utils.Database, settings: Settings | None) -> None:
+    """The ``checks`` table: every check of the catalogue, with the severity it
+    runs at here, what it protects, its repair and what ``fix`` does about it."""
+    rows = [
+        {
+            "id": c.id,
+            "severity": settings.severity.get(c.id, c.severity) if settings else c.severity,
+            "protects": c.protects,
+            "repair": c.repair,
+            "fixable": c.fix is not None,
+            "fix": c.fix,
+            "scope": c.scope,
+        }
+        for c in catalogue()
+    ]
+    db.table("checks").drop(ignore=True)
+    db.table("checks").insert_all(rows, pk="id")
 
 
 def findings(db: sqlite_utils.Database, table: str = "findings") -> list[dict[str, Any]]:

@@ -310,6 +310,9 @@ LATER_TIMESTAMPS = {
 # parent), except these, which name what answered it (a child): a lineage turns
 # them round. One list, for the lineage_edges and lineage_missing views.
 ANSWER_FIELDS = ("response_packet_id", "response_message_id")
+# The fields by which an answer names what it answers (a response its packet, a
+# reply the message it replies to): the other side of ANSWER_FIELDS.
+ANSWERING_FIELDS = ("source_packet_id", "reply_to")
 # How many levels a lineage follows, in the CLI, the pages and the canned query
 # (which reads it from the lineage_limits view): deep enough for any real
 # provenance, bounded for a hostile one (a 1,500-long derivative_of chain).

@@ -272,9 +272,13 @@ class _Build:
             resolve_references(db, changed)
             store_cycles(db)
             PHASES.mark("resolve")
-            # A comparison's changes describe the index it was made with, not this one.
+            # A comparison's changes describe the index it was made with, not this
+            # one; so do its findings' baseline states (check --base).
             db.table("changes").delete_where()
             db.table("build_info").delete_where("key = 'base'")
+            db.table("absent_findings").drop(ignore=True)
+            if "baseline" in db.table("findings").columns_dict:
+                db.execute("UPDATE findings SET baseline = NULL")
             # Views describe the whole registry, not a chosen few files; they are
             # worked out only for a repository that commits them (to find stale
             # ones), and again only when a record changed: they are made of records.

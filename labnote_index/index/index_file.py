@@ -111,3 +111,17 @@ def indexed_repository(db: sqlite_utils.Database) -> Path | None:
         return Path(json.loads(row[0])["repo"]) if row else None
     except (sqlite3.Error, ValueError, KeyError, TypeError):
         return None
+
+
+def repository_name(db_path: Path) -> str | None:
+    """The name of the repository an index was built from (its directory's), as
+    its build recorded it; None for a file that does not say."""
+    try:
+        db = sqlite_utils.Database(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True))
+    except sqlite3.Error:
+        return None
+    try:
+        repo = indexed_repository(db)
+    finally:
+        db.close()
+    return repo.name if repo is not None and repo.name else None

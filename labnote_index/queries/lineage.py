@@ -17,7 +17,7 @@ import sqlite_utils
 
 from ..checks.suggest import record_names
 from ..errors import NodeNotFound
-from ..format.rules import LINEAGE_DEPTH
+from ..format.rules import ANSWER_FIELDS, ANSWERING_FIELDS, LINEAGE_DEPTH
 from ..index.index_file import indexed_repository
 from ..read.paths import displayable, storable
 
@@ -253,11 +253,13 @@ def story(db: sqlite_utils.Database, key: str) -> dict[str, Any]:
         )
         info["cited_by"] = list(
             db.query(
-                "SELECT 'input_packets' AS field, c.manifest AS source FROM input_packets i "
+                "SELECT 'input_packets' AS field, c.manifest AS source, c.packet_dir AS label, "
+                "'handoff_packet' AS type FROM input_packets i "
                 "JOIN handoff_packets c ON c.packet_dir = i.consumer WHERE i.upstream = ?",
                 [packet["packet_dir"]],
             )
         )
+        info["answered_by"] = []
         info["thread"] = []
     else:
         record = next(db.query("SELECT * FROM records WHERE file = ?", [node]))
@@ -274,22 +276,44 @@ def story(db: sqlite_utils.Database, key: str) -> dict[str, Any]:
             if record["artifact_path"]
             else None
         )
-        info["cites"] = list(
+        # What answered it (a response to a packet, a reply to a message) is named
+        # once, as such, whichever side names the other; the rest of what it
+        # cites and what cites it, by ID, each linked to its story.
+        answers = "(" + ", ".join(f"'{f}'" for f in (*ANSWER_FIELDS, *ANSWERING_FIELDS)) + ")"
+        info["answered_by"] = list(
             db.query(
+                "SELECT DISTINCT r.file AS source, r.record_id AS label, r.record_type AS type, "
+                "r.status FROM ("
+                f"SELECT target_file AS file FROM refs WHERE source_file = ? AND field IN "
+                f"{answers} AND target_file IS NOT NULL UNION "
+                f"SELECT source_file FROM refs WHERE target_file = ? AND field IN {answers}"
+                ") a JOIN records r ON r.file = a.file ORDER BY r.created_at, r.file",
+                [node, node],
+            )
+        )
+        answering = {a["source"] for a in info["answered_by"]}
+        info["cites"] = [
+            c
+            for c in db.query(
                 "SELECT field, target_id AS target, target_file AS resolved FROM refs "
                 "WHERE source_file = ? UNION ALL "
                 "SELECT 'tags', tag_slug, tag_file FROM tag_uses WHERE source_file = ? "
                 "ORDER BY 1, 2",
                 [node, node],
             )
-        )
-        info["cited_by"] = list(
-            db.query(
-                "SELECT field, source_file AS source FROM refs WHERE target_file = ? UNION ALL "
-                "SELECT 'tags', source_file FROM tag_uses WHERE tag_file = ? ORDER BY 1, 2",
+            if c["resolved"] not in answering or c["resolved"] is None
+        ]
+        info["cited_by"] = [
+            c
+            for c in db.query(
+                "SELECT field, source_file AS source, source_id AS label, source_type AS type "
+                "FROM refs WHERE target_file = ? UNION ALL "
+                "SELECT 'tags', source_file, source_id, source_type FROM tag_uses "
+                "WHERE tag_file = ? ORDER BY 1, 3",
                 [node, node],
             )
-        )
+            if c["source"] not in answering
+        ]
         info["thread"] = _thread(db, node) if tree["kind"] == "message" else []
     info["findings"] = list(
         db.query(

@@ -8,6 +8,7 @@ the index and is escaped: record text is data, never markup.
 from __future__ import annotations
 
 import functools
+import json
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -18,9 +19,10 @@ from markupsafe import Markup, escape
 
 from ..format.rules import RECORD_TYPES
 from ..index.schema import RECORD_TABLES
+from .dashboard import FIRST_TABLES, dashboard, headline, table_url_for
 from .facets import CountedFacet
 from .links import INDEXES_KEY, built_info, is_index, page_urls
-from .pages import lineage_page, story_page
+from .pages import health, lineage_page, story_page
 from .table import rows_and_columns
 
 LINKED_TABLES = {"records", *RECORD_TABLES}
@@ -39,6 +41,18 @@ LINKED_COLUMNS = {
 
 # Values Datasette would turn into links to anywhere (its is_url).
 URL_SCHEMES = ("http://", "https://")
+
+
+def json_list(value: str) -> str | None:
+    """A JSON array of plain values as a short list (``a, b``; nothing for
+    ``[]``), or None for anything else: a record's list fields, readable."""
+    try:
+        items = json.loads(value)
+    except ValueError:
+        return None
+    if not isinstance(items, list) or any(isinstance(i, dict | list) for i in items):
+        return None
+    return ", ".join("" if i is None else str(i) for i in items)
 
 
 def shown_text(value: str, limit: int | None) -> str:
@@ -194,16 +208,32 @@ def register_facet_classes() -> list[type]:
 @hookimpl
 def extra_template_vars(database: str | None, datasette: Any, view_name: str) -> Any:
     """Whether the page's database is an index, the table renderer, and on a
-    database page when and from what the index was built."""
+    database page the dashboard and when and from what the index was built."""
 
     async def template_vars() -> dict[str, Any]:
         index = database is not None and is_index(datasette, database)
-        built = None
-        if index and view_name == "database":
-            built = await built_info(datasette.get_database(database))
+        built = home = None
+        if index and database is not None and view_name == "database":
+            db = datasette.get_database(database)
+            built = await built_info(db)
+            home = await dashboard(db, table_url_for(datasette, database))
+        repositories = None
+        if view_name == "index":  # the site's home page: every index side by side
+            repositories = [
+                {
+                    "name": name,
+                    "url": datasette.urls.database(name),
+                    **await headline(datasette.get_database(name)),
+                }
+                for name in datasette.databases
+                if is_index(datasette, name)
+            ]
         return {
             "labnote_index": index,
+            "labnote_repositories": repositories,
             "labnote_built": built,
+            "labnote_dashboard": home,
+            "labnote_first_tables": FIRST_TABLES,
             "rows_and_columns": functools.partial(rows_and_columns, datasette.urls.path),
         }
 
@@ -229,9 +259,16 @@ def render_cell(
     """Story and lineage links beside every record and packet: on the ID of each
     table row (the key column is Datasette's own link to the row page), on the
     file of row pages, and on the names in query results. A URL a record holds
-    stays text: Datasette would make it a link, and record text is data."""
+    stays text: Datasette would make it a link, and record text is data. A
+    ``fixable`` flag reads yes or no."""
+    if column == "fixable" and table in ("findings", "checks") and is_index(datasette, database):
+        return "yes" if value else "no"
     if not isinstance(value, str) or not value:
         return None
+    if table in LINKED_TABLES and value[0] == "[" and is_index(datasette, database):
+        listed = json_list(value)
+        if listed is not None:  # (an empty list: a cell that shows nothing, not "[]")
+            return listed or Markup('<span class="labnote-none"></span>')
     if column in LINKED_COLUMNS and is_index(datasette, database):
         linked = _linked(value, column, table, database, datasette, row)
         if linked is not None:
@@ -275,16 +312,21 @@ def _linked(
 
 @hookimpl
 def extra_css_urls(database: str | None, datasette: Any) -> list[str]:
-    """The plugin's style sheet, on the pages of an index."""
-    if database is None or not is_index(datasette, database):
+    """The plugin's style sheet, on the pages of an index (and on the home page of
+    a site that serves any)."""
+    if database is None:
+        if not any(is_index(datasette, name) for name in datasette.databases):
+            return []
+    elif not is_index(datasette, database):
         return []
     return [datasette.urls.static_plugins("labnote-index", "labnote-index.css")]
 
 
 @hookimpl
 def register_routes():
-    """The lineage and story pages (pages.py)."""
+    """The lineage and story pages, and the health check (pages.py)."""
     return [
         (r"^/(?P<database>[^/]+)/-/lineage$", lineage_page),
         (r"^/(?P<database>[^/]+)/-/story$", story_page),
+        (r"^/-/health$", health),
     ]

@@ -185,8 +185,8 @@ def lineage_svg(tree: dict[str, Any], url_for: Callable[[str], str]) -> str:
         )
         if box.via:
             out.append(
-                f'<text x="{mine + 4:.1f}" y="{label_y:.1f}" font-size="8" '
-                f'fill="{LINE_COLOUR}">{escape(shown(box.via))}</text>'
+                f'<text x="{mine + 4:.1f}" y="{label_y:.1f}" font-size="11" '
+                f'fill="#374151">{escape(shown(box.via))}</text>'
             )
     for box in boxes:
         out.append(_box_svg(box, y(box), width))

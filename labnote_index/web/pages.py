@@ -99,7 +99,7 @@ async def lineage_page(datasette: Any, request: Any) -> Response:
         },
         request=request,
     )
-    return _page(html)
+    return _page(html, datasette=datasette)
 
 
 async def _lineage_help(
@@ -126,9 +126,33 @@ async def _lineage_help(
     return _page(html, status=404)
 
 
-def _page(html: str, status: int = 200) -> Response:
+def _page(html: str, status: int = 200, datasette: Any = None) -> Response:
     csp = LINEAGE_CSP.format(scripts=script_hashes(html))
-    return Response.html(html, status=status, headers={"Content-Security-Policy": csp})
+    headers = {"Content-Security-Policy": csp}
+    if datasette is not None and status == 200:
+        # As Datasette's own pages: the index never changes under a server.
+        headers["Cache-Control"] = f"max-age={datasette.setting('default_cache_ttl')}"
+    return Response.html(html, status=status, headers=headers)
+
+
+async def health(datasette: Any) -> Response:
+    """For load balancers: 200 when every index served answers a query, 503 if any
+    does not (with which); never cached."""
+    answers = {}
+    for name in datasette.databases:
+        if not is_index(datasette, name):
+            continue
+        try:
+            await datasette.get_database(name).execute("SELECT count(*) FROM build_info")
+            answers[name] = "ok"
+        except Exception as exc:  # any failure is the answer: this replica is not well
+            answers[name] = f"failing: {type(exc).__name__}"
+    healthy = bool(answers) and all(v == "ok" for v in answers.values())
+    return Response.json(
+        {"ok": healthy, "indexes": answers},
+        status=200 if healthy else 503,
+        headers={"Cache-Control": "no-store"},
+    )
 
 
 async def story_page(datasette: Any, request: Any) -> Response:
@@ -144,6 +168,23 @@ async def story_page(datasette: Any, request: Any) -> Response:
     def story(node: str | None) -> str | None:
         return page_url(datasette, database, "story", node) if node else None
 
+    # A name missing here may name a record of another repository served beside
+    # this one: said so, never taken as resolved (references across repositories
+    # are not part of the contract).
+    others = [n for n in datasette.databases if n != database and is_index(datasette, n)]
+    for cited in info["cites"]:
+        cited["elsewhere"] = []
+        if cited["resolved"] is None and cited["target"]:
+            for name in others:
+                rows = await datasette.get_database(name).execute(
+                    "SELECT DISTINCT node FROM node_names WHERE name = ? LIMIT 1",
+                    [cited["target"]],
+                )
+                cited["elsewhere"] += [
+                    {"database": name, "url": page_url(datasette, name, "story", r["node"])}
+                    for r in rows
+                ]
+
     html = await datasette.render_template(
         "labnote_story.html",
         {
@@ -156,4 +197,4 @@ async def story_page(datasette: Any, request: Any) -> Response:
         },
         request=request,
     )
-    return _page(html)
+    return _page(html, datasette=datasette)

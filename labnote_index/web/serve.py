@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import socket
 import threading
 import weakref
 import webbrowser
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +18,85 @@ from datasette.app import Datasette
 from datasette.database import Database
 
 from ..errors import ServeError
+from ..index.index_file import repository_name
 from ..index.schema import METADATA_DATABASE, described_index
 from ..index.tempfiles import new_directory, temp_name
 from .facets import COUNTS_KEY, CountedFacet
 
 
-def load_metadata(database: str = METADATA_DATABASE) -> dict[str, Any]:
-    """The packaged metadata.yml, applied to the database called ``database``,
-    its facets counted once over a whole table (the plugin's ``counted`` facet)."""
+def load_metadata(*databases: str) -> dict[str, Any]:
+    """The packaged metadata.yml, applied to each database named (``labnote`` when
+    none is), its facets counted once over a whole table (the plugin's
+    ``counted`` facet); with several, the cross-repository queries too."""
     metadata = described_index()
     described = metadata["databases"][METADATA_DATABASE]
     for table in described["tables"].values():
         if "facets" in table:
             table["facets"] = [{CountedFacet.type: facet} for facet in table["facets"]]
-    metadata["databases"] = {database: described}
+    names = databases or (METADATA_DATABASE,)
+    metadata["databases"] = {name: described for name in names}
+    if len(names) > 1:
+        metadata["databases"]["_memory"] = {"queries": cross_queries(list(names))}
     return metadata
+
+
+def _identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(name: str) -> str:
+    return "'" + name.replace("'", "''") + "'"
+
+
+# Statuses of a message someone still has to act on (as the dashboard's).
+_OPEN = "('open', 'acknowledged', 'in_progress', 'blocked')"
+
+
+def cross_queries(names: list[str]) -> dict[str, Any]:
+    """Canned queries over every served index at once (Datasette's cross-database
+    queries: each index attached to ``_memory`` under its name), by repository.
+    Names are quoted as SQL identifiers and strings: a repository's name is data."""
+
+    def over(select: str, where: str = "") -> str:
+        parts = [select.format(repo=_literal(n), db=_identifier(n)) + where for n in names]
+        return "SELECT * FROM (\n" + "\nUNION ALL\n".join(parts) + "\n)"
+
+    return {
+        "every_finding": {
+            "title": "Every finding, in every repository",
+            "sql": over(
+                "SELECT {repo} AS repository, severity, [check], record_id, file, field, message "
+                "FROM {db}.findings"
+            )
+            + "\nORDER BY severity = 'warning', repository, [check], file",
+        },
+        "every_orphan": {
+            "title": "Every orphaned reference, in every repository",
+            "sql": over(
+                "SELECT {repo} AS repository, field, record_type, record_id, file, missing_id, "
+                "expected_type FROM {db}.orphans"
+            )
+            + "\nORDER BY repository, field, file",
+        },
+        "every_open_message": {
+            "title": "Every open message, in every repository, oldest first",
+            "sql": over(
+                "SELECT {repo} AS repository, message_id, status, created_at, summary, file "
+                "FROM {db}.messages",
+                f" WHERE status IN {_OPEN}",
+            )
+            + "\nORDER BY created_at",
+        },
+        "milestone_chain": {
+            "title": "The handoff chain of a milestone, in every repository",
+            "sql": over(
+                "SELECT {repo} AS repository, role, milestone, packet_version, status, "
+                "created_at, manifest FROM {db}.handoff_packets",
+                " WHERE milestone = :milestone",
+            )
+            + "\nORDER BY repository, created_at, role",
+        },
+    }
 
 
 # Suggested facets cost every table page a query per column and help nobody on a
@@ -45,50 +110,77 @@ SETTINGS = {
 }
 
 
-def make_datasette(db_path: Path, threads: int | None = None) -> Datasette:
-    """Datasette over the index, immutable (opened read-only, never written);
-    ``threads``: SQL threads (0: queries run in the server's own loop).
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def index_names(db_paths: Sequence[Path]) -> list[str]:
+    """The names the indexes are served under: one index, its file's name (as
+    it always was); several, each its repository's (what its build recorded),
+    made distinct, so that a site of many repositories says which is which."""
+    if len(db_paths) == 1:
+        return [Path(db_paths[0]).stem]
+    names: list[str] = []
+    for path in db_paths:
+        # A directory's name is data: only letters, digits, '.', '_' and '-' are
+        # kept (Datasette puts the name in URLs and its cross-database SQL).
+        name = _SAFE_NAME.sub("-", repository_name(Path(path)) or "").strip("-.")
+        name = name or _SAFE_NAME.sub("-", Path(path).stem).strip("-.") or "index"
+        base, n = name, 2
+        while name in names or name == "_memory":
+            name, n = f"{base}-{n}", n + 1
+        names.append(name)
+    return names
+
+
+def make_datasette(db_path: Path | Sequence[Path], threads: int | None = None) -> Datasette:
+    """Datasette over the index (or indexes), immutable (opened read-only, never
+    written); ``threads``: SQL threads (0: queries run in the server's own loop).
+    Several indexes are served together, with cross-database queries.
 
     Datasette's threads each connect on first use, so a server given the index's
     name would read whatever file has that name by then: a build replacing it
     meanwhile would split its answers over two indexes. It is given a name of
     its own for the file instead (``pinned``), which a build never replaces."""
-    db_path = Path(db_path)
+    paths = [Path(db_path)] if isinstance(db_path, str | Path) else [Path(p) for p in db_path]
+    names = index_names(paths)
     settings = SETTINGS if threads is None else {**SETTINGS, "num_sql_threads": threads}
-    datasette = Datasette(metadata=load_metadata(db_path.stem), settings=settings)
-    path = pinned(db_path, datasette)
-    datasette.add_database(Database(datasette, str(path), is_mutable=False), name=db_path.stem)
-    datasette.remove_database("_memory")  # added for a Datasette given no files
+    many = len(paths) > 1
+    datasette = Datasette(metadata=load_metadata(*names), settings=settings, crossdb=many)
+    for path, name in zip(paths, names, strict=True):
+        pin = pinned(path, datasette, name)
+        datasette.add_database(Database(datasette, str(pin), is_mutable=False), name=name)
+    if not many:
+        datasette.remove_database("_memory")  # added for a Datasette given no files
     # The installed templates do not change while a server runs: Jinja need not
     # stat each of a page's templates again on every request.
     datasette.jinja_env.auto_reload = False
     return datasette
 
 
-def pinned(db_path: Path, owner: Datasette) -> Path:
+def pinned(db_path: Path, owner: Datasette, name: str | None = None) -> Path:
     """A name of this process's own for the index file as it is now, kept until
     ``release(owner)`` (or this process's exit): a hard link beside it (named as
     temporary files are, so one left by a killed server is cleared away by the
     next build), or where its directory cannot take one, a private copy in the
-    system's temporary directory."""
+    system's temporary directory. ``name``: the database's (an earlier pin of it
+    is the caller's to release)."""
+    key = name or Path(db_path).stem
+    releases = owner.__dict__.setdefault("_labnote_releases", {})
     link = db_path.parent / temp_name("serve", db_path.name)
     try:
         os.link(db_path, link, follow_symlinks=False)
     except OSError:
         copy = new_directory("serve") / db_path.name
         shutil.copyfile(db_path, copy)
-        owner._labnote_release = weakref.finalize(
-            owner, shutil.rmtree, copy.parent, ignore_errors=True
-        )
+        releases[key] = weakref.finalize(owner, shutil.rmtree, copy.parent, ignore_errors=True)
         return copy
-    owner._labnote_release = weakref.finalize(owner, _unlink, link)
+    releases[key] = weakref.finalize(owner, _unlink, link)
     return link
 
 
 def release(datasette: Datasette) -> None:
-    """Let go of the index file a server was pinned to."""
-    finalizer = getattr(datasette, "_labnote_release", None)
-    if finalizer is not None:
+    """Let go of the index files a server was pinned to."""
+    for finalizer in list(datasette.__dict__.get("_labnote_releases", {}).values()):
         finalizer()
 
 
@@ -124,8 +216,8 @@ def swap(datasette: Datasette, db_path: Path) -> None:
     replaced whole (copy on write), as its own add_database does."""
     name = Path(db_path).stem
     old = datasette.databases[name]
-    let_go = getattr(datasette, "_labnote_release", None)
-    fresh = Database(datasette, str(pinned(db_path, datasette)), is_mutable=False)
+    let_go = datasette.__dict__.get("_labnote_releases", {}).get(name)
+    fresh = Database(datasette, str(pinned(db_path, datasette, name)), is_mutable=False)
     fresh.name = fresh.route = name
     datasette.databases = {**datasette.databases, name: fresh}
     datasette.__dict__.pop(COUNTS_KEY, None)  # counted over the old index
@@ -136,25 +228,29 @@ def swap(datasette: Datasette, db_path: Path) -> None:
 
 
 def serve(
-    db_path: Path,
+    db_path: Path | Sequence[Path],
     host: str,
     port: int,
     open_browser: bool = False,
     watcher: Watcher | None = None,
 ) -> None:
-    """Serve the index at ``db_path`` on ``host``:``port`` until interrupted
-    (port 0: one the system chooses, printed); open a browser when asked. With
-    ``watcher``, run it in a thread of its own and take up each index it rebuilds
-    at ``db_path`` without a restart."""
+    """Serve the index at ``db_path`` (or several together) on ``host``:``port``
+    until interrupted (port 0: one the system chooses, printed); open a browser
+    when asked. With ``watcher`` (one index), run it in a thread of its own and
+    take up each index it rebuilds at ``db_path`` without a restart."""
     import uvicorn
 
+    paths = [Path(db_path)] if isinstance(db_path, str | Path) else [Path(p) for p in db_path]
     sock = listen(host, port)
-    datasette = make_datasette(db_path, threads=0 if watcher else None)
+    datasette = make_datasette(paths, threads=0 if watcher else None)
     port = sock.getsockname()[1]  # the one chosen, for --port 0
-    url = f"http://{host}:{port}/{Path(db_path).stem}"
+    if len(paths) == 1:
+        url, served = f"http://{host}:{port}/{paths[0].stem}", str(paths[0])
+    else:  # the site's home page: every repository side by side
+        url, served = f"http://{host}:{port}/", ", ".join(map(str, paths))
     if open_browser:
         threading.Timer(1.0, webbrowser.open, [url]).start()
-    print(f"Serving {db_path} at {url} (Ctrl-C to stop)", flush=True)
+    print(f"Serving {served} at {url} (Ctrl-C to stop)", flush=True)
     server = uvicorn.Server(uvicorn.Config(datasette.app(), log_level="warning"))
     stop = threading.Event()
 
@@ -163,7 +259,7 @@ def serve(
             loop = asyncio.get_running_loop()
 
             def rebuilt() -> None:
-                loop.call_soon_threadsafe(swap, datasette, Path(db_path))
+                loop.call_soon_threadsafe(swap, datasette, paths[0])
 
             threading.Thread(target=watcher, args=(rebuilt, stop), daemon=True).start()
         await server.serve(sockets=[sock])

@@ -68,6 +68,10 @@ def _header(
     )
 
 
+# A text cell this long or longer carries its value (up to TITLE_LIMIT) as its title.
+TITLE_FROM, TITLE_LIMIT = 24, 500
+
+
 def rows_and_columns(
     fix_path: Callable[[str], str],
     columns: Iterable[Mapping[str, Any]],
@@ -97,9 +101,16 @@ def rows_and_columns(
     for row in rows:
         out.append("<tr>")
         for cell in row:
+            raw = cell.get("raw")
+            # A cell shows one line; a long text's whole value is there on hover.
+            title = (
+                f' title="{escape(raw[:TITLE_LIMIT])}"'
+                if isinstance(raw, str) and len(raw) > TITLE_FROM
+                else ""
+            )
             out.append(
-                f'<td class="col-{css_class(cell["column"])} type-{escape(cell["value_type"])}">'
-                f"{escape(cell['value'])}</td>"
+                f'<td class="col-{css_class(cell["column"])} type-{escape(cell["value_type"])}"'
+                f"{title}>{escape(cell['value'])}</td>"
             )
         out.append("</tr>")
     out.append("</tbody></table></div>")

@@ -1,0 +1,99 @@
+"""Several repositories' indexes served together: side by side on the home page,
+asked all at once, and never resolved across one another."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+import labnote_index as li
+from bench.generate import generate
+from labnote_index.web.serve import index_names, make_datasette
+
+from .helpers import SAMPLE_REPO
+
+LATE_REPLY = "registry/messages/open/20260912-gemini-late-reply.json"
+MISSING = "20260911-maria-ops-summary-length"  # the late reply's reply_to: not in sample
+
+
+@pytest.fixture
+def site(tmp_path: Path):
+    """sample_repo as "alpha" and a generated repository as "beta-o-brien-x" (a
+    name that is data: quotes and brackets), beta holding the message alpha's
+    late reply names."""
+    alpha, beta = tmp_path / "alpha", tmp_path / "beta o'brien [x]"
+    shutil.copytree(SAMPLE_REPO, alpha)
+    generate(beta, packets=5)
+    message = sorted((beta / "registry/messages").rglob("*.json"))[0]
+    data = json.loads(message.read_text())
+    data["message_id"] = MISSING
+    moved = message.with_name(f"{MISSING}.json")
+    message.unlink()
+    moved.write_text(json.dumps(data, indent=2))
+    dbs = [tmp_path / "a.db", tmp_path / "b.db"]
+    li.build(alpha, dbs[0])
+    li.build(beta, dbs[1])
+    return dbs
+
+
+def get(datasette, path: str):
+    async def run():
+        await datasette.invoke_startup()
+        return await datasette.client.get(path)
+
+    return asyncio.run(run())
+
+
+def test_indexes_are_named_after_their_repositories(site, tmp_path: Path):
+    assert index_names(site) == ["alpha", "beta-o-brien-x"]
+    shutil.copy(site[0], tmp_path / "again.db")
+    assert index_names([site[0], tmp_path / "again.db"]) == ["alpha", "alpha-2"]
+    assert index_names([site[0]]) == ["a"]  # one index: its file's name, as ever
+
+
+def test_the_home_page_shows_every_repository_side_by_side(site):
+    datasette = make_datasette(site)
+    page = get(datasette, "/")
+    rows = re.findall(
+        r'<tr><td><a href="([^"]+)">([^<]+)</a></td>((?:<td class="labnote-n[^"]*">\d+</td>)+)',
+        page.text,
+    )
+    seen = {
+        html.unescape(name): [int(n) for n in re.findall(r">(\d+)<", cells)]
+        for _, name, cells in rows
+    }
+    assert set(seen) == {"alpha", "beta-o-brien-x"}
+    for path, name in zip(site, ["alpha", "beta-o-brien-x"], strict=True):
+        found = li.findings(path)
+        errors = sum(1 for f in found if f.severity == "error")
+        assert seen[name][:2] == [errors, len(found) - errors]
+    assert seen["alpha"][0] == 7
+    assert get(datasette, rows[0][0]).status_code == 200  # each its own dashboard
+
+
+def test_cross_repository_queries_answer_for_every_repository(site):
+    datasette = make_datasette(site)
+    findings = get(datasette, "/_memory/every_finding.json?_shape=array").json()
+    assert len(findings) == len(li.findings(site[0])) + len(li.findings(site[1]))
+    assert {f["repository"] for f in findings} <= {"alpha", "beta-o-brien-x"}
+    open_messages = get(datasette, "/_memory/every_open_message.json?_shape=array").json()
+    assert {m["repository"] for m in open_messages} == {"alpha", "beta-o-brien-x"}
+
+
+def test_a_name_found_only_in_another_repository_is_never_resolved(site):
+    datasette = make_datasette(site)
+    page = get(datasette, f"/alpha/-/story?node={LATE_REPLY}")
+    assert page.status_code == 200
+    text = html.unescape(re.sub(r"\s+", " ", page.text))
+    assert f"MISSING {MISSING}" in re.sub("<[^>]+>", "", text)
+    assert "not in this repository; found in beta-o-brien-x, which it cannot reference" in (
+        re.sub("<[^>]+>", "", text)
+    )
+    # Its own index still calls it an orphan.
+    assert any(f.check == "reference_unresolved" for f in li.findings(site[0]))
