@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.generate import generate  # noqa: E402
+from bench.servers import free_port, wait_until_up  # noqa: E402
 
 PATHS = [
     "/repo/packets.json?_shape=array",
@@ -33,12 +33,6 @@ PATHS = [
     "/repo",
     "/repo/messages?status=open",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start(out: Path, n: int) -> tuple[list[subprocess.Popen], list[str]]:
@@ -55,12 +49,7 @@ def start(out: Path, n: int) -> tuple[list[subprocess.Popen], list[str]]:
     ]
     bases = [f"http://127.0.0.1:{p}" for p in ports]
     for base in bases:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(base + "/-/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_until_up(base, "/-/health")
     return replicas, bases
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -28,14 +27,11 @@ from urllib.parse import quote
 
 from datasette.utils import tilde_encode
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.servers import free_port, wait_until_up  # noqa: E402
+
 # The target: each page's median within this many times the baseline's.
 TARGET = 3.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(url: str) -> tuple[int, float]:
@@ -61,6 +57,7 @@ def pages(db: Path) -> dict[str, str]:
     name = db.stem
     return {
         "baseline: packets.json?_size=1&_nofacet=1": f"/{name}/packets.json?_size=1&_nofacet=1",
+        "home: the dashboard": f"/{name}",
         "table: packets": f"/{name}/packets",
         # Where a table page's time goes: its first row and its facets alone.
         "table: packets, 1 row": f"/{name}/packets?_size=1",
@@ -88,12 +85,7 @@ def main() -> None:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(base + "/-/versions.json", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_until_up(base)
         kinds = pages(args.db)
         # Every table page the index lists (hidden tables aside), after the kinds above.
         with urllib.request.urlopen(f"{base}/{args.db.stem}.json", timeout=60) as response:

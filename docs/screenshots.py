@@ -10,12 +10,9 @@ scroll, the figures the browser tests hold.
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,25 +31,19 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, str(ROOT))
+    from bench.servers import free_port, wait_until_up
     from labnote_index.api import build
 
     work = Path(tempfile.mkdtemp())
     db = work / "sample.db"
     build(ROOT / "sample_repo", db)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "labnote_index", "serve", str(db), "--port", str(port)], cwd=ROOT
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(base + "/-/versions.json", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_until_up(base)
         OUT.mkdir(parents=True, exist_ok=True)
         with sync_playwright() as p:
             chromium = p.chromium.launch(

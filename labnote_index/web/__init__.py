@@ -216,7 +216,7 @@ def extra_template_vars(database: str | None, datasette: Any, view_name: str) ->
         if index and database is not None and view_name == "database":
             db = datasette.get_database(database)
             built = await built_info(db)
-            home = await dashboard(db, table_url_for(datasette, database))
+            home = await _home(datasette, database, db)
         repositories = None
         if view_name == "index":  # the site's home page: every index side by side
             repositories = [
@@ -238,6 +238,23 @@ def extra_template_vars(database: str | None, datasette: Any, view_name: str) ->
         }
 
     return template_vars
+
+
+# The dashboard of each immutable index, worked out once while a server runs
+# (its counts cannot change; a rebuilt index served by --watch is a new
+# Database, so its dashboard is worked out anew).
+DASHBOARD_KEY = "labnote_dashboards"
+
+
+async def _home(datasette: Any, name: str, db: Any) -> dict[str, Any]:
+    kept = datasette.__dict__.setdefault(DASHBOARD_KEY, {})
+    held = kept.get(name)
+    if held is not None and held[0] is db:
+        return held[1]
+    home = await dashboard(db, table_url_for(datasette, name))
+    if not db.is_mutable:
+        kept[name] = (db, home)
+    return home
 
 
 @hookimpl
