@@ -26,7 +26,6 @@ from .errors import (
     ConfigError,
     IndexDamaged,
     InvalidArgument,
-    LabnoteError,
     RevisionNotFound,
     one_of,
 )
@@ -420,7 +419,7 @@ def serve(
     port: int = 8001,
     open_browser: bool = False,
     watch: Path | str | None = None,
-    on_rebuilt: Callable[[BuildResult | LabnoteError], None] | None = None,
+    on_rebuilt: Callable[[BuildResult | Exception], None] | None = None,
 ) -> None:
     """Publish an index (or several together, each under its repository's name,
     with a home page of them side by side and cross-repository queries) with
@@ -457,7 +456,7 @@ WATCH_DEBOUNCE_MS = 400
 def _watch(
     repo: Path,
     db: Path,
-    told: Callable[[BuildResult | LabnoteError], None],
+    told: Callable[[BuildResult | Exception], None],
     rebuilt: Callable[[], None],
     stop: threading.Event,
 ) -> None:
@@ -488,7 +487,7 @@ def _watch(
     ):
         try:
             result = build(repo, db)
-        except LabnoteError as exc:  # the server goes on with the index it has
+        except Exception as exc:  # anything: the server goes on with the index it has
             told(exc)
             continue
         rebuilt()

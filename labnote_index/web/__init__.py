@@ -1,8 +1,10 @@
-"""The Datasette plugin of labnote-index: lineage pages and links to them.
+"""The Datasette plugin of labnote-index: its hooks (the pages are pages.py, the
+home page dashboard.py, the table's markup table.py).
 
 Registered through the ``datasette`` entry point, so ``labnote-index serve``
-and a plain ``datasette labnote.db`` both have it. Everything drawn comes from
-the index and is escaped: record text is data, never markup.
+and a plain ``datasette labnote.db`` both have it. It acts on labnote indexes
+only. Everything drawn comes from the index and is escaped: record text is
+data, never markup.
 """
 
 from __future__ import annotations
