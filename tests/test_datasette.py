@@ -673,3 +673,30 @@ def test_a_row_page_is_a_list_of_fields_with_what_cites_it(index: Path):
         index, html.unescape(link.group(1)).replace("cited_by?", "cited_by.json?_shape=array&")
     )
     assert {r["source_type"] for r in cited.json()} >= {"response", "visit"}
+
+
+def test_record_search_is_ranked_marked_and_covers_every_searchable_table(sample_repo):
+    """A plain search of a record table goes to search_records: the best match
+    first (more of the words, in less text), each passage [marked], record text
+    escaped; the query covers every record table with a full-text index."""
+    from labnote_index.index.schema import described_index
+    from labnote_index.web import SEARCHED_TYPES
+
+    packets = sample_repo.files("registry/packets/*/*.json")
+    sample_repo.edit(packets[0], notes="zebra " + "plain words " * 30)
+    sample_repo.edit(packets[1], notes="zebra zebra zebra <script>zebra</script>")
+    db = sample_repo.index()
+    db.close()
+    (redirect,) = fetch(sample_repo.db_path, "/sample/packets?_search=zebra")
+    assert redirect.status_code == 302
+    assert redirect.headers["location"] == "/sample/search_records?words=zebra&type=packet"
+    (found,) = fetch(
+        sample_repo.db_path, "/sample/search_records.json?_shape=array&words=zebra&type=packet"
+    )
+    rows = found.json()
+    assert [r["file"] for r in rows] == [packets[1], packets[0]]  # the denser match first
+    assert all("[zebra]" in r["passage"] for r in rows)
+    (page,) = fetch(sample_repo.db_path, "/sample/search_records?words=zebra&type=")
+    assert "<script>[zebra]" not in page.text and "&lt;script&gt;[zebra]" in page.text
+    sql = described_index()["databases"]["labnote"]["queries"]["search_records"]["sql"]
+    assert SEARCHED_TYPES and all(f"{table}_fts" in sql for table in SEARCHED_TYPES)

@@ -20,7 +20,7 @@ from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
 from ..format.rules import RECORD_TYPES
-from ..index.schema import RECORD_TABLES
+from ..index.schema import FTS_COLUMNS, RECORD_TABLES
 from .dashboard import FIRST_TABLES, dashboard, headline, table_url_for
 from .facets import CountedFacet
 from .links import INDEXES_KEY, built_info, is_index, page_urls
@@ -40,6 +40,9 @@ LINKED_COLUMNS = {
     *ID_COLUMNS.values(),
     *QUERY_LINKED_COLUMNS,
 }
+
+# Record tables whose plain search goes to search_records, and their type.
+SEARCHED_TYPES = {rt.table: rt.name for rt in RECORD_TYPES.values() if rt.table in FTS_COLUMNS}
 
 # Values Datasette would turn into links to anywhere (its is_url).
 URL_SCHEMES = ("http://", "https://")
@@ -161,16 +164,17 @@ def _kept_pairs(page: tuple[str, str] | None, pairs: Pairs) -> Pairs:
 
 
 def _search_redirect(datasette: Any, page: tuple[str, str] | None, pairs: Pairs) -> str | None:
-    """A plain search of the artifacts table goes to the query that shows each
-    match's passage and its record, not whole bodies."""
-    if page and page[1] == "artifacts" and len(pairs) == 1 and pairs[0][0] == "_search":
-        words = pairs[0][1]
-        if words.strip():
-            return (
-                datasette.urls.database(page[0])
-                + "/search_artifacts?"
-                + urlencode({"words": words})
-            )
+    """A plain search of the artifacts table, or of a record table, goes to the
+    query that ranks the matches by relevance and shows each one's passage,
+    marked, with its record (search_artifacts, search_records)."""
+    if not page or len(pairs) != 1 or pairs[0][0] != "_search" or not pairs[0][1].strip():
+        return None
+    words, base = pairs[0][1], datasette.urls.database(page[0])
+    if page[1] == "artifacts":
+        return base + "/search_artifacts?" + urlencode({"words": words})
+    record_type = SEARCHED_TYPES.get(page[1])
+    if record_type is not None:
+        return base + "/search_records?" + urlencode({"words": words, "type": record_type})
     return None
 
 
