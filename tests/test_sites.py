@@ -97,3 +97,39 @@ def test_a_name_found_only_in_another_repository_is_never_resolved(site):
     )
     # Its own index still calls it an orphan.
     assert any(f.check == "reference_unresolved" for f in li.findings(site[0]))
+
+
+def test_publish_writes_a_whole_deployment_or_nothing(site, tmp_path: Path):
+    from click.testing import CliRunner
+
+    from labnote_index.cli import cli
+
+    out = tmp_path / "deploy"
+    result = CliRunner().invoke(cli, ["publish", str(site[0]), str(site[1]), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert {p.name for p in out.iterdir()} == {
+        "alpha.db",
+        "beta-o-brien-x.db",
+        "metadata.json",
+        "inspect-data.json",
+        "requirements.txt",
+        "start.sh",
+        "Dockerfile",
+        "wheels",
+    }
+    metadata = json.loads((out / "metadata.json").read_text())
+    assert {"alpha", "beta-o-brien-x", "_memory"} <= set(metadata["databases"])
+    inspected = json.loads((out / "inspect-data.json").read_text())
+    assert inspected["alpha"]["tables"]["packets"]["count"] == 10
+    start = (out / "start.sh").read_text()
+    assert "--crossdb" in start and "--setting default_cache_ttl 86400" in start
+    assert list((out / "wheels").glob("labnote_index-*.whl"))
+    # Refused, writing nothing: a directory that is not empty, a file that is not an index.
+    for args, where in (
+        ([str(site[0])], out),
+        ([str(tmp_path / "deploy" / "Dockerfile")], tmp_path / "d2"),
+    ):
+        before = sorted(p.name for p in tmp_path.iterdir())
+        result = CliRunner().invoke(cli, ["publish", *args, "--out", str(where)])
+        assert result.exit_code == 2, result.output
+        assert sorted(p.name for p in tmp_path.iterdir()) == before

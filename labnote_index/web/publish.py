@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PublishError
+from ..index.tempfiles import MARKER, new_directory
 from .serve import SETTINGS, index_names, load_metadata
 
 DISTRIBUTION = "labnote-index"
@@ -74,9 +75,24 @@ def start_command(names: Sequence[str]) -> list[str]:
 def write_deployment(db_paths: Sequence[Path], out: Path) -> list[str]:
     """Write the deployment of these indexes into ``out`` (absent or empty); the
     names it serves them under."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    if out.exists() and (not out.is_dir() or out.is_symlink() or any(out.iterdir())):
         raise PublishError(f"{out} is not an empty directory: give a new one with --out")
-    out.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # Written beside it, then renamed into place: a publish that fails half-way
+    # leaves no half deployment (what is left is cleared away like a build's).
+    work = new_directory("tmp", out.parent)
+    try:
+        names = _write(db_paths, work)
+        (work / MARKER).unlink()
+        work.chmod(0o755)
+        os.replace(work, out)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return names
+
+
+def _write(db_paths: Sequence[Path], out: Path) -> list[str]:
     names = index_names([Path(p) for p in db_paths])
     for path, name in zip(db_paths, names, strict=True):
         shutil.copyfile(path, out / f"{name}.db")
