@@ -139,3 +139,19 @@ def replace_file(target: Path, content: bytes) -> None:
         os.replace(private / target.name, target)
     finally:
         shutil.rmtree(private, ignore_errors=True)
+
+
+@contextmanager
+def new_tree(target: Path) -> Iterator[Path]:
+    """A private directory beside ``target`` to fill, renamed to ``target`` (absent
+    or an empty directory) once the block ends without error, removed if it
+    does not: a directory of files written whole, or not at all."""
+    work = new_directory("tmp", target.parent)
+    try:
+        yield work
+        (work / MARKER).unlink()
+        work.chmod(0o755)  # as a directory made the usual way
+        os.replace(work, target)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PublishError
-from ..index.tempfiles import MARKER, new_directory
+from ..index.tempfiles import new_tree
 from .serve import SETTINGS, index_names, load_metadata
 
 DISTRIBUTION = "labnote-index"
@@ -79,17 +79,10 @@ def write_deployment(db_paths: Sequence[Path], out: Path) -> list[str]:
         raise PublishError(f"{out} is not an empty directory: give a new one with --out")
     out.parent.mkdir(parents=True, exist_ok=True)
     # Written beside it, then renamed into place: a publish that fails half-way
-    # leaves no half deployment (what is left is cleared away like a build's).
-    work = new_directory("tmp", out.parent)
-    try:
-        names = _write(db_paths, work)
-        (work / MARKER).unlink()
-        work.chmod(0o755)
-        os.replace(work, out)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-    return names
+    # leaves no half deployment (what a killed one leaves is cleared away like
+    # a build's).
+    with new_tree(out) as work:
+        return _write(db_paths, work)
 
 
 def _write(db_paths: Sequence[Path], out: Path) -> list[str]:
