@@ -27,6 +27,15 @@ CONFORMANCE = ROOT / "tests" / "conformance"
 # ../shared is a reference beside the developers' checkout and CI's, never in a
 # stranger's clone: tests that read it are extras that skip where it is absent.
 SHARED = ROOT.parent / "shared"
+# What labnote-index publish writes beside the indexes.
+DEPLOYMENT_FILES = {
+    "metadata.json",
+    "inspect-data.json",
+    "requirements.txt",
+    "start.sh",
+    "Dockerfile",
+    "wheels",
+}
 
 
 def needs_shared(*parts: str) -> Path:

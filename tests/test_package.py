@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import ROOT, SAMPLE_REPO
+from .helpers import DEPLOYMENT_FILES, ROOT, SAMPLE_REPO
 
 pytestmark = pytest.mark.packaging
 
@@ -149,16 +149,7 @@ def test_a_published_deployment_runs_as_three_identical_replicas(installed: Path
         out,
         cwd=tmp_path,
     )
-    assert {
-        "alpha.db",
-        "beta.db",
-        "metadata.json",
-        "inspect-data.json",
-        "requirements.txt",
-        "start.sh",
-        "Dockerfile",
-        "wheels",
-    } <= {p.name for p in out.iterdir()}
+    assert {p.name for p in out.iterdir()} == {"alpha.db", "beta.db", *DEPLOYMENT_FILES}
     # The Dockerfile's commands, not its image (no registry here to pull a base from).
     dockerfile = (out / "Dockerfile").read_text().splitlines()
     (install,) = [line[4:] for line in dockerfile if line.startswith("RUN ")]

@@ -16,7 +16,7 @@ import labnote_index as li
 from bench.generate import generate
 from labnote_index.web.serve import index_names, make_datasette
 
-from .helpers import SAMPLE_REPO
+from .helpers import DEPLOYMENT_FILES, SAMPLE_REPO
 
 LATE_REPLY = "registry/messages/open/20260912-gemini-late-reply.json"
 MISSING = "20260911-maria-ops-summary-length"  # the late reply's reply_to: not in sample
@@ -107,16 +107,7 @@ def test_publish_writes_a_whole_deployment_or_nothing(site, tmp_path: Path):
     out = tmp_path / "deploy"
     result = CliRunner().invoke(cli, ["publish", str(site[0]), str(site[1]), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert {p.name for p in out.iterdir()} == {
-        "alpha.db",
-        "beta-o-brien-x.db",
-        "metadata.json",
-        "inspect-data.json",
-        "requirements.txt",
-        "start.sh",
-        "Dockerfile",
-        "wheels",
-    }
+    assert {p.name for p in out.iterdir()} == {"alpha.db", "beta-o-brien-x.db", *DEPLOYMENT_FILES}
     metadata = json.loads((out / "metadata.json").read_text())
     assert {"alpha", "beta-o-brien-x", "_memory"} <= set(metadata["databases"])
     inspected = json.loads((out / "inspect-data.json").read_text())
