@@ -413,6 +413,15 @@ def views(db: Path | str) -> dict[str, str]:
     return views_.current_views(open_index(db))
 
 
+def _whole_index(path: Path) -> None:
+    """That ``path`` is a labnote index SQLite finds whole, before serving or
+    publishing it: NoIndex, NotAnIndex or IndexDamaged otherwise."""
+    open_index(path)
+    damage = index_damage(path)
+    if damage:
+        raise IndexDamaged(f"the index {path} is damaged ({damage}): build it again with --full")
+
+
 def serve(
     db: Path | str | Sequence[Path | str],
     host: str = "127.0.0.1",
@@ -438,12 +447,7 @@ def serve(
         build(watch, paths[0])
         watcher = partial(_watch, Path(watch), paths[0], on_rebuilt or (lambda _: None))
     for path in paths:
-        open_index(path)
-        damage = index_damage(path)
-        if damage:
-            raise IndexDamaged(
-                f"the index {path} is damaged ({damage}): build it again with --full"
-            )
+        _whole_index(path)
     from .web.serve import serve as run_server  # Datasette is imported only to serve
 
     run_server(paths, host, port, open_browser, watcher)
@@ -503,10 +507,7 @@ def publish(db: Sequence[Path | str], out: Path | str) -> list[str]:
     if not paths:
         raise InvalidArgument("publish needs an index to publish")
     for path in paths:
-        open_index(path)
-        damage = index_damage(path)
-        if damage:
-            raise IndexDamaged(f"the index {path} is damaged ({damage}): build it again")
+        _whole_index(path)
     from .web.publish import write_deployment  # Datasette is imported only for it
 
     return write_deployment(paths, Path(out))

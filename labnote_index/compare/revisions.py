@@ -99,15 +99,20 @@ def check_transitions(db_path: Path, base_db: Path, settings: Settings | None = 
 # the same record (by ID, which survives a move; by file for a record without
 # one) and field, wherever in the file it now is. An expression index on the
 # base makes each lookup a search: linear however many findings there are.
-_FINDING_KEY = "[check], record_type, coalesce(record_id, file), coalesce(field, '')"
-BASELINE_STATES = ("new", "unchanged", "absent")
+_KEY_PARTS = (
+    "{t}[check]",
+    "{t}record_type",
+    "coalesce({t}record_id, {t}file)",
+    "coalesce({t}field, '')",
+)
 
 
-def _key(alias: str) -> str:
-    return (
-        f"({alias}.[check], {alias}.record_type, coalesce({alias}.record_id, {alias}.file), "
-        f"coalesce({alias}.field, ''))"
-    )
+def _key(alias: str = "") -> str:
+    """The finding key's expressions, of ``alias``'s columns (bare: the index's)."""
+    return ", ".join(part.format(t=f"{alias}." if alias else "") for part in _KEY_PARTS)
+
+
+_FINDING_KEY = _key()
 
 
 def compare_findings(db_path: Path, base_db: Path) -> tuple[int, int]:
@@ -120,12 +125,12 @@ def compare_findings(db_path: Path, base_db: Path) -> tuple[int, int]:
         db.execute(f"CREATE INDEX IF NOT EXISTS finding_key ON findings ({_FINDING_KEY})")
         if "baseline" not in db["findings"].columns_dict:
             db.execute("ALTER TABLE findings ADD COLUMN baseline TEXT")
-        at_base = f"EXISTS (SELECT 1 FROM base.findings b WHERE {_key('b')} = {_key('f')})"
+        at_base = f"EXISTS (SELECT 1 FROM base.findings b WHERE ({_key('b')}) = ({_key('f')}))"
         db.execute(
             f"UPDATE findings AS f SET baseline = "
             f"CASE WHEN {at_base} THEN 'unchanged' ELSE 'new' END"
         )
-        in_head = f"EXISTS (SELECT 1 FROM main.findings h WHERE {_key('h')} = {_key('b')})"
+        in_head = f"EXISTS (SELECT 1 FROM main.findings h WHERE ({_key('h')}) = ({_key('b')}))"
         keys = ", ".join(f"b.[{k}]" for k in checks.FINDING_KEYS)
         db.execute("DROP TABLE IF EXISTS absent_findings")
         db.execute(

@@ -238,6 +238,10 @@ PACKET_LOCK = "packet.lock.json"
 # Lifecycles). Keeping a status is always allowed. Where the contract names a
 # path (new -> in_review -> answered) a step forward that skips a state is
 # allowed; nothing moves back.
+# A message in one of these states is still waiting for someone to act (its
+# open bucket): the dashboard and the cross-repository queries count them.
+OPEN_MESSAGE_STATUSES = ("open", "acknowledged", "in_progress", "blocked")
+
 STATUS_TRANSITIONS: dict[str, list[tuple[str, str]]] = {
     "packet": [
         ("new", "in_review"),
@@ -257,16 +261,8 @@ STATUS_TRANSITIONS: dict[str, list[tuple[str, str]]] = {
     "message": [
         *[
             (a, b)
-            for a in ("open", "acknowledged", "in_progress", "blocked")
-            for b in (
-                "open",
-                "acknowledged",
-                "in_progress",
-                "blocked",
-                "answered",
-                "closed",
-                "archived",
-            )
+            for a in OPEN_MESSAGE_STATUSES
+            for b in (*OPEN_MESSAGE_STATUSES, "answered", "closed", "archived")
             if a != b
         ],
         ("answered", "closed"),

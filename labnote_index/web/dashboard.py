@@ -16,8 +16,8 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup, escape
 
-# Statuses that mean someone still has to act (FORMAT.md's lifecycles).
-OPEN_MESSAGES = ("open", "acknowledged", "in_progress", "blocked")
+from ..format.rules import OPEN_MESSAGE_STATUSES as OPEN_MESSAGES
+
 # Record tables first, then the findings, on the home page's list of tables.
 FIRST_TABLES = (
     "findings",

@@ -18,6 +18,7 @@ from datasette.app import Datasette
 from datasette.database import Database
 
 from ..errors import ServeError
+from ..format.rules import OPEN_MESSAGE_STATUSES
 from ..index.index_file import repository_name
 from ..index.schema import METADATA_DATABASE, described_index
 from ..index.tempfiles import new_directory, temp_name
@@ -48,8 +49,7 @@ def _literal(name: str) -> str:
     return "'" + name.replace("'", "''") + "'"
 
 
-# Statuses of a message someone still has to act on (as the dashboard's).
-_OPEN = "('open', 'acknowledged', 'in_progress', 'blocked')"
+_OPEN = "(" + ", ".join(f"'{s}'" for s in OPEN_MESSAGE_STATUSES) + ")"
 
 
 def cross_queries(names: list[str]) -> dict[str, Any]:
