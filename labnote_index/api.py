@@ -106,6 +106,9 @@ class Finding:
     hint: str  # the repair direction
     line: int | None = None  # where in the file (1-based), when known
     column: int | None = None
+    # What tells this finding from every other and finds it again at a base
+    # revision (JSON text: check, record, field, subject, occurrence).
+    identity: str | None = None
     # Against a base revision (check --base): new, unchanged, or absent (at the
     # base only); None when not compared.
     baseline: str | None = None

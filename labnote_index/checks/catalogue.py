@@ -2,7 +2,10 @@
 
 Each file under ``checks/`` is one query that SELECTs the violating rows (zero
 rows means pass), with columns ``record_type, record_id, file, field, message``
-and optionally ``hint``. Its header names the check and says how to read it::
+and optionally ``hint``, ``line`` and ``column`` (where in the file, when the
+check knows it) and ``subject`` (what tells two findings of the check on one
+record and field apart: a link's target, a duplicate's file). Its header
+names the check and says how to read it::
 
     -- check: reference_unresolved
     -- severity: error
@@ -50,6 +53,7 @@ FINDING_KEYS = (
     "hint",
     "line",  # where in the file, when known (1-based; None otherwise)
     "column",
+    "identity",  # the finding's identity across runs and revisions (finding_identity)
 )
 _HEADER = re.compile(r"^--\s*(check|severity|protects|repair|fix|scope):\s*(.+?)\s*$")
 # A check's scope: "record" when a file's findings depend on that file's rows
@@ -197,20 +201,19 @@ def run_checks(
     )
     files = list(changed or []) if scoped else []
     findings: list[dict[str, Any]] = []
-    rerun: list[str] = []  # checks whose findings are all made again
+    kept: list[str] = []  # record-scoped checks whose findings on other files stand
     for check in checks:
         severity = settings.severity.get(check.id, check.severity) if settings else check.severity
         if severity == "off":
             continue
         sql, params = check.sql, dict(check.params)
         if scoped and check.scope == "record":
+            kept.append(check.id)
             if not files:
                 continue
             marks = ", ".join(f":changed_{n}" for n in range(len(files)))
             sql = f"SELECT * FROM (\n{sql}\n) WHERE file IN ({marks})"
             params.update({f"changed_{n}": f for n, f in enumerate(files)})
-        else:
-            rerun.append(check.id)
         for row in db.query(sql, params):
             if settings is not None and settings.ignored(check.id, row.get("file")):
                 continue
@@ -225,14 +228,23 @@ def run_checks(
                     "message": row.get("message"),
                     "hint": row.get("hint") or check.repair,
                     "fixable": check.fix is not None,
+                    "line": row.get("line"),
+                    "column": row.get("column"),
+                    "subject": row.get("subject") or "",
                 }
             )
     locate(db, findings)
     suggest(db, findings)
     with db.atomic():
         if scoped:
-            # The findings of checks run again, and of the changed files.
-            delete_in(db, "findings", "check", rerun)
+            # Only the findings these checks vouch for stand: those of record-scoped
+            # checks on files not read again. Every other finding is made again,
+            # or is gone (a comparison's transition findings belong to that
+            # comparison: a second `check --base` adds them once, not twice).
+            db.execute(
+                "DELETE FROM findings WHERE [check] NOT IN (SELECT value FROM json_each(?))",
+                [json.dumps(kept)],
+            )
             delete_in(db, "findings", "file", files)
         elif replace or "findings" not in db.table_names():
             db.table("findings").drop(ignore=True)
@@ -241,14 +253,45 @@ def run_checks(
             people = ("severity", "check", "record_id", "message", "hint", "file", "field")
             columns: dict[str, type] = {"id": int, **{key: str for key in people}}
             columns.update({"record_type": str, "fixable": bool, "line": int, "column": int})
+            columns.update({"subject": str, "identity": str})
             # Each finding's check links to the catalogue's row for it (checks).
             db.table("findings").create(columns, pk="id", foreign_keys=[("check", "checks", "id")])
             db.table("findings").create_index(["file"])
             db.table("findings").create_index(["check"])
+            db.table("findings").create_index(["identity"])
             # Errors first, then by check: the order of the table's page.
             findings.sort(key=lambda f: (f["severity"] != "error", f["check"], f["file"] or ""))
         db.table("findings").insert_all(findings, batch_size=1000)
+        db.execute(IDENTITY_SQL)
     return len(findings)
+
+
+# A finding's identity, the one definition that `check --base` and `--new-only`
+# match findings by and that GitLab's and SARIF's fingerprints are made from:
+# the check, the record (by type and ID, which survive a move and a
+# reformatting; by file for a finding on no record), the field, the subject
+# (a link's target, a duplicate's file), and, for findings alike in all of
+# these, which one it is among them (by message, then position). Never NULL:
+# every part is text ('' for none), so the same finding is found again at the
+# base, and no two findings of an index share one.
+_IDENTITY_PARTS = (
+    "[check]",
+    "coalesce(record_type, '')",
+    "coalesce(record_id, file, '')",
+    "coalesce(field, '')",
+    "coalesce(subject, '')",
+)
+IDENTITY_SQL = f"""
+UPDATE findings SET identity = o.identity
+FROM (
+    SELECT id, json_array({", ".join(_IDENTITY_PARTS)}, row_number() OVER (
+        PARTITION BY {", ".join(_IDENTITY_PARTS)}
+        ORDER BY message, file, line, [column], id
+    )) AS identity
+    FROM findings
+) AS o
+WHERE o.id = findings.id AND findings.identity IS NOT o.identity
+"""
 
 
 def _store_catalogue(db: sqlite_utils.Database, settings: Settings | None) -> None:

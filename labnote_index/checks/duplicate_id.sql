@@ -25,7 +25,8 @@ named AS (
 SELECT c.record_type, c.record_id, c.file, t.id_field AS field,
        'IDs are unique per record type: ' || c.record_type || ' ' || quote(c.record_id)
        || ' is in ' || c.n || ' files: ' || g.files
-       || CASE WHEN c.n > 5 THEN ' and ' || (c.n - 5) || ' more' ELSE '' END AS message
+       || CASE WHEN c.n > 5 THEN ' and ' || (c.n - 5) || ' more' ELSE '' END AS message,
+       c.file AS subject
 FROM copies c
 JOIN named g ON g.record_type = c.record_type AND g.record_id = c.record_id
 JOIN record_types t ON t.record_type = c.record_type

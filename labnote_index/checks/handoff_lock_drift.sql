@@ -7,12 +7,12 @@ SELECT 'handoff_packet' AS record_type, f.packet_dir AS record_id, f.lock_file A
        CASE WHEN f.current_sha256 IS NULL THEN 'locked file ' || quote(f.path) || ' is missing'
             ELSE 'lock drift: ' || quote(f.path) || ' has sha256 ' || substr(f.current_sha256, 1, 12)
                  || '..., the lock recorded ' || substr(coalesce(f.recorded_sha256, ''), 1, 12) || '...'
-       END AS message
+       END AS message, f.path AS subject
 FROM locked_files f
 WHERE f.current_sha256 IS NOT f.recorded_sha256
 UNION ALL
 SELECT 'handoff_packet', l.packet_dir, l.lock_file, 'files',
-       'packet file ' || quote(h.path) || ' is not covered by the lock'
+       'packet file ' || quote(h.path) || ' is not covered by the lock', h.path
 FROM packet_locks l JOIN handoff_files h ON h.packet_dir = l.packet_dir
 WHERE h.path != 'packet.lock.json'
   AND NOT EXISTS (SELECT 1 FROM locked_files f WHERE f.lock_file = l.lock_file AND f.path = h.path)

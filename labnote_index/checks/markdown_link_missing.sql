@@ -8,7 +8,8 @@ SELECT r.record_type, r.record_id, l.source_file AS file, '' AS field,
        || CASE t.status
             WHEN 'escapes' THEN 'leads outside the repository through a symlink'
             ELSE 'does not exist'
-          END AS message
+          END AS message,
+       l.line, l.[column], l.raw_target AS subject
 FROM markdown_links l
 JOIN link_targets t ON t.path = l.target
 LEFT JOIN records r ON r.artifact_path = l.source_file

@@ -4,7 +4,8 @@
 -- repair: link to a file inside the repository, relative to the Markdown file's directory, or to a full https:// URL
 SELECT r.record_type, r.record_id, l.source_file AS file, '' AS field,
        'line ' || l.line || ': link to ' || quote(l.raw_target) || ' leaves the repository'
-       AS message
+       AS message,
+       l.line, l.[column], l.raw_target AS subject
 FROM markdown_links l
 LEFT JOIN records r ON r.artifact_path = l.source_file
 WHERE l.target IS NULL

@@ -12,6 +12,6 @@ SELECT x.source_type AS record_type, x.source_id AS record_id, x.source_file AS 
        || ', and none has that ID'
        || coalesce(' (it is the ID of a ' || (SELECT min(o.record_type) FROM records o
                                                 WHERE o.record_id = x.target_id) || ')', '')
-       AS message
+       AS message, x.target_id AS subject
 FROM refs x
 WHERE x.target_file IS NULL AND x.field != 'derivative_of'

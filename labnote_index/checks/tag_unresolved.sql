@@ -5,6 +5,6 @@
 SELECT u.source_type AS record_type, u.source_id AS record_id, u.source_file AS file,
        'tags[' || u.position || ']' AS field,
        'each tag must resolve to a proposed or accepted tag record: no tag ' || quote(u.tag_slug)
-       AS message
+       AS message, u.tag_slug AS subject
 FROM tag_uses u
 WHERE u.tag_file IS NULL

@@ -95,42 +95,21 @@ def check_transitions(db_path: Path, base_db: Path, settings: Settings | None = 
         return checks.run_checks(db, transitions, replace=False, settings=settings)
 
 
-# A finding is the same finding at the base when the same check reports it on
-# the same record (by ID, which survives a move; by file for a record without
-# one) and field, wherever in the file it now is. An expression index on the
-# base makes each lookup a search: linear however many findings there are.
-_KEY_PARTS = (
-    "{t}[check]",
-    "{t}record_type",
-    "coalesce({t}record_id, {t}file)",
-    "coalesce({t}field, '')",
-)
-
-
-def _key(alias: str = "") -> str:
-    """The finding key's expressions, of ``alias``'s columns (bare: the index's)."""
-    return ", ".join(part.format(t=f"{alias}." if alias else "") for part in _KEY_PARTS)
-
-
-_FINDING_KEY = _key()
-
-
 def compare_findings(db_path: Path, base_db: Path) -> tuple[int, int]:
     """Mark each finding of the head ``new`` or ``unchanged`` (its ``baseline``
     column), and keep the base's findings the head no longer has in
     ``absent_findings``. Returns (new, unchanged)."""
-    with sqlite_utils.Database(base_db) as base:
-        base.execute(f"CREATE INDEX IF NOT EXISTS finding_key ON findings ({_FINDING_KEY})")
+    # The same finding is the one of the same identity (checks.IDENTITY_SQL):
+    # each lookup is a search of the identity index, linear however many.
     with attached(db_path, base_db) as db:
-        db.execute(f"CREATE INDEX IF NOT EXISTS finding_key ON findings ({_FINDING_KEY})")
         if "baseline" not in db["findings"].columns_dict:
             db.execute("ALTER TABLE findings ADD COLUMN baseline TEXT")
-        at_base = f"EXISTS (SELECT 1 FROM base.findings b WHERE ({_key('b')}) = ({_key('f')}))"
+        at_base = "EXISTS (SELECT 1 FROM base.findings b WHERE b.identity = f.identity)"
         db.execute(
             f"UPDATE findings AS f SET baseline = "
             f"CASE WHEN {at_base} THEN 'unchanged' ELSE 'new' END"
         )
-        in_head = f"EXISTS (SELECT 1 FROM main.findings h WHERE ({_key('h')}) = ({_key('b')}))"
+        in_head = "EXISTS (SELECT 1 FROM main.findings h WHERE h.identity = b.identity)"
         keys = ", ".join(f"b.[{k}]" for k in checks.FINDING_KEYS)
         db.execute("DROP TABLE IF EXISTS absent_findings")
         db.execute(

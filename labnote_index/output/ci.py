@@ -93,6 +93,8 @@ def findings_sarif(findings: list[dict[str, Any]], catalogue: list[Check], prefi
         }
         if f["check"] in index:
             result["ruleIndex"] = index[f["check"]]
+        if f.get("identity"):  # the same finding across runs, as --base matches it
+            result["partialFingerprints"] = {"labnoteIdentity/v1": finding_fingerprint(f)}
         if f.get("baseline"):  # compared with a base: GitHub code scanning reads it
             result["baselineState"] = f["baseline"]
             if f["baseline"] == "absent":  # repaired by the change: no longer a problem
@@ -210,11 +212,10 @@ GITLAB_SEVERITY = {"error": "major", "warning": "minor"}
 
 
 def finding_fingerprint(f: dict[str, Any]) -> str:
-    """A finding's identity across revisions: its check, record (by ID, else by
-    file) and field, as ``check --base`` matches findings (compare.revisions),
-    never its line: the same finding keeps its fingerprint when its record moves."""
-    key = [f["check"], f["record_type"], f["record_id"] or f["file"], f["field"] or ""]
-    return hashlib.sha256(json.dumps(key).encode()).hexdigest()
+    """A finding's fingerprint: its identity (checks.IDENTITY_SQL, the one
+    ``check --base`` matches findings by) as a hash, never its line: the same
+    finding keeps it when its record moves, and no two findings share one."""
+    return hashlib.sha256(str(f["identity"]).encode()).hexdigest()
 
 
 def findings_gitlab(findings: list[dict[str, Any]], prefix: str = "") -> str:
