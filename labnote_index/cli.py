@@ -49,6 +49,10 @@ class LabnoteGroup(click.Group):
     """Maps every library error to one clear line and exit 2, Ctrl-C to 130 and
     SIGTERM to 143, each saying what had been changed."""
 
+    # Run as the program (main), a command that has done its work ignores a late
+    # Ctrl-C: its exit is its own (or 130, said), never a death by the signal.
+    settle_when_done = False
+
     def invoke(self, ctx: click.Context) -> Any:
         """Run a command with SIGTERM unwound as an interruption, and map what
         goes wrong to the exit codes the README documents."""
@@ -56,7 +60,11 @@ class LabnoteGroup(click.Group):
         main = threading.current_thread() is threading.main_thread()
         before = signal.signal(signal.SIGTERM, interrupts.raise_terminated) if main else None
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            finally:
+                if main and self.settle_when_done:
+                    interrupts.settle()
         except BrokenPipeError:
             # The reader went away (`| head`): output ends quietly, as cat's does.
             # Whatever is still buffered for stdout goes nowhere, not to an error.
@@ -65,6 +73,8 @@ class LabnoteGroup(click.Group):
             os.close(devnull)
             raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
         except KeyboardInterrupt as exc:
+            if main and self.settle_when_done:
+                interrupts.settle()  # this answer is the last word: no second signal cuts it
             # Said as it is: what was changed for good before the signal, if anything.
             done = interrupts.changes()
             said = "; ".join(shown(d) for d in done) + "; nothing else was changed"
@@ -711,3 +721,10 @@ def fix_command(
     if apply_:
         sys.exit(EXIT_FOUND if failed or refusals or result.remaining else EXIT_OK)
     sys.exit(EXIT_FOUND if repairs else EXIT_OK)
+
+
+def main() -> None:
+    """The ``labnote-index`` program: the command line, its outcome settled once a
+    command has done its work (a Ctrl-C landing as it exits is ignored)."""
+    cli.settle_when_done = True
+    cli(prog_name="labnote-index")

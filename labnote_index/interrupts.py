@@ -57,3 +57,12 @@ def whole() -> Iterator[None]:
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
         if pending:
             signal.raise_signal(pending[0])  # to the handler that was there
+
+
+def settle() -> None:
+    """The command has done its work (or said why it stopped): Ctrl-C and SIGTERM
+    are ignored from here to the exit, so that the exit code is the command's
+    own, never a death by a signal that landed as it finished. Only for the
+    program itself (``cli.main``), never in a process that goes on."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)

@@ -329,25 +329,31 @@ def test_sigterm_during_apply_leaves_whole_repairs_and_says_which(tmp_path: Path
 
     from bench.generate import generate
 
-    root = tmp_path / "repo"
-    generate(root, packets=300)
-    pairs = close_answered(root)
-    db = tmp_path / "index.db"
-    assert li.build(root, db).findings["error"] >= len(pairs)
-    command = [sys.executable, "-m", "labnote_index", "fix", str(root), "--apply"]
-    fixing = subprocess.Popen(
-        [*command, "--check", "lifecycle_bucket", "--db", str(db)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    while fixing.poll() is None and all(record.exists() for record, _ in pairs):
-        pass  # the first repair is being made
-    fixing.send_signal(signal.SIGTERM)
-    _, err = fixing.communicate(timeout=60)
-    assert fixing.returncode == 143, err
-    moved = {r for r, a in pairs if not r.exists()}
-    assert 0 < len(moved) < len(pairs), "the signal did not land while repairs were made"
+    # The moment is a window (between the first repair and the last): a signal
+    # that lands outside it is tried again on a fresh repository.
+    for attempt in range(5):
+        root = tmp_path / f"repo-{attempt}"
+        generate(root, packets=300)
+        pairs = close_answered(root)
+        db = tmp_path / f"index-{attempt}.db"
+        assert li.build(root, db).findings["error"] >= len(pairs)
+        command = [sys.executable, "-m", "labnote_index", "fix", str(root), "--apply"]
+        fixing = subprocess.Popen(
+            [*command, "--check", "lifecycle_bucket", "--db", str(db)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        while fixing.poll() is None and all(record.exists() for record, _ in pairs):
+            pass  # the first repair is being made
+        fixing.send_signal(signal.SIGTERM)
+        _, err = fixing.communicate(timeout=60)
+        moved = {r for r, a in pairs if not r.exists()}
+        if fixing.returncode == 143 and 0 < len(moved) < len(pairs):
+            break
+        assert fixing.returncode in (0, 1, 143), err  # finished first: never killed by it
+    else:
+        pytest.fail("the signal never landed while repairs were made")
     for record, artifact in pairs:
         closed = record.parent.parent / "closed" / record.name
         if record in moved:  # record and artifact both moved, the record naming its artifact

@@ -579,3 +579,34 @@ def test_ctrl_c_right_after_the_index_is_replaced_says_it_was(repo: Repo):
         else:
             assert build.returncode == 0, err  # it had finished
     assert said, "no signal arrived before the build exited: nothing was tried"
+
+
+LATE_SIGNAL = """
+import os, signal, sys
+from labnote_index import cli, interrupts
+settle = interrupts.settle
+def settle_then_signal():  # the signal lands the moment the command is done
+    settle()
+    os.kill(os.getpid(), signal.SIGINT)
+interrupts.settle = settle_then_signal
+sys.argv = ["labnote-index", *sys.argv[1:]]
+cli.main()
+"""
+
+
+def test_a_ctrl_c_once_the_command_is_done_does_not_change_its_exit(repo: Repo):
+    """Deterministic: the signal lands exactly after the command has done its work
+    (the moment that made a whole `make test` fail with returncode -2)."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-c", LATE_SIGNAL, "build", str(repo.root)]
+    done = subprocess.run([*command, "--db", str(repo.db_path)], capture_output=True, text=True)
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert "Indexed" in done.stderr and "interrupted" not in done.stderr
+    failing = subprocess.run(
+        [sys.executable, "-c", LATE_SIGNAL, "check", "--db", str(repo.root / "none.db")],
+        capture_output=True,
+        text=True,
+    )
+    assert failing.returncode == 2, (failing.returncode, failing.stderr)
