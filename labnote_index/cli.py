@@ -275,7 +275,8 @@ def build(
     is_flag=True,
     help="With REPO: keep the index in REPO/.labnote-index-cache/ (made with a "
     ".gitignore, so it is never committed), so that every run after the first is "
-    "incremental; one that is damaged or of another version is rebuilt (for hooks).",
+    "incremental; one that is damaged, of another version or not written by a "
+    "build here (committed, copied in) is rebuilt in full (for hooks).",
 )
 @click.option(
     "--fail-on",

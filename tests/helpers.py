@@ -206,14 +206,15 @@ class Calls(Progress):
 
 
 def not_when_built(table: str) -> str:
-    """The WHERE clause that leaves out when a build ran (build_info's 'built'
-    row: two builds of the same repository differ in it and nothing else)."""
-    return " WHERE key != 'built'" if table == "build_info" else ""
+    """The WHERE clause that leaves out when and where a build ran (build_info's
+    'built' and 'written' rows: two builds of the same repository differ in
+    them and nothing else)."""
+    return " WHERE key NOT IN ('built', 'written')" if table == "build_info" else ""
 
 
 def content(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
     """Every table's rows, order and row ids aside (FTS shadow tables checked apart,
-    and when the build ran: build_info's 'built' row)."""
+    and when and where the build ran: build_info's 'built' and 'written' rows)."""
     tables = {}
     for name in db.table_names():
         if "_fts" in name:

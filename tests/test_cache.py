@@ -89,3 +89,53 @@ def test_cache_contradicts_db_and_no_db(sample_repo: Repo, tmp_path: Path):
         assert result.exit_code == 2 and "contradict" in result.output
     result = CliRunner().invoke(cli, ["check", "--cache"])
     assert result.exit_code == 2 and "--cache needs REPO" in result.output
+
+
+def test_a_cache_that_arrives_with_the_checkout_is_never_trusted(sample_repo: Repo):
+    """A pull request can force-add .labnote-index-cache/: an index holding the
+    record an orphaned reply names must not hide the orphan. Its rows are those
+    of no build here, so it is built again in full."""
+    import shutil
+    import sqlite3
+
+    late = "registry/messages/open/20260912-gemini-late-reply.json"
+    fresh = json.loads(
+        CliRunner()
+        .invoke(cli, ["check", str(sample_repo.root), "--no-db", "--format", "json"])
+        .output
+    )
+    assert any(f["check"] == "reference_unresolved" and f["file"] == late for f in fresh)
+    assert check(sample_repo.root).exit_code == 1
+    index = cache_index(sample_repo.root)
+    missing = sample_repo.load(late)["reply_to"]
+    forged = sample_repo.root / "forged.db"
+    shutil.copyfile(index, forged)  # what a checkout writes: a new file
+    with sqlite3.connect(forged) as conn:
+        conn.execute(
+            "INSERT INTO records (file, record_type, record_id, unreadable) "
+            "VALUES ('registry/messages/open/ghost.json', 'message', ?, 0)",
+            [missing],
+        )
+        conn.execute(
+            "UPDATE refs SET target_file = 'registry/messages/open/ghost.json' WHERE target_id = ?",
+            [missing],
+        )
+        conn.execute("DELETE FROM findings")
+    os.replace(forged, index)
+    cached = check(sample_repo.root)
+    assert cached.exit_code == 1, cached.output
+    assert json.loads(cached.output) == fresh
+    rebuilt = li.build(sample_repo.root, index)
+    assert rebuilt.incremental  # and now it is this machine's own, kept from here on
+
+
+def test_an_index_copied_from_elsewhere_is_built_in_full(sample_repo: Repo, tmp_path: Path):
+    import shutil
+
+    first = tmp_path / "first.db"
+    li.build(sample_repo.root, first)
+    assert li.build(sample_repo.root, first).incremental
+    copy = tmp_path / "copy.db"
+    shutil.copyfile(first, copy)
+    assert not li.build(sample_repo.root, copy).incremental
+    assert li.build(sample_repo.root, copy).incremental

@@ -385,7 +385,8 @@ def _unchanged_index(db_path: Path, build: _Build) -> BuildResult | None:
 
 
 def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:
-    """Whether an existing index was built from the same repository, the same way."""
+    """Whether an existing index was built from the same repository, the same way,
+    by a build on this machine (written_here): only then are its rows kept."""
     if not db_path.is_file():
         return False
     db = sqlite_utils.Database(db_path)
@@ -393,11 +394,26 @@ def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:
         if "build_info" not in db.table_names():
             return False
         row = db.table("build_info").get("settings")
-        return json.loads(row["value"]) == settings
+        return json.loads(row["value"]) == settings and written_here(db, db_path)
     except Exception:  # not an index, or a damaged one: build it again in full
         return False
     finally:
         db.close()
+
+
+def _file_identity(path: Path) -> str:
+    st = os.stat(path)
+    return json.dumps([st.st_dev, st.st_ino])
+
+
+def written_here(db: sqlite_utils.Database, db_path: Path) -> bool:
+    """Whether the index at ``db_path`` is the very file a build here wrote: each
+    build records its file's device and inode, which a rename keeps and a
+    copy, a checkout or a cache restored from elsewhere does not. An index
+    that arrived any other way (a committed cache, a file copied in) is not
+    trusted with a single row: it is built again in full."""
+    row = db.execute("SELECT value FROM build_info WHERE key = 'written'").fetchone()
+    return row is not None and row[0] == _file_identity(db_path)
 
 
 def _changes(
@@ -498,6 +514,10 @@ def _atomic_database(
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         db = sqlite_utils.Database(conn)
         yield db
+        # Which file this is (the rename keeps it): what proves, next time, that
+        # the index is one a build here wrote (written_here).
+        row = {"key": "written", "value": _file_identity(tmp)}
+        db.table("build_info").insert(row, replace=True)
         conn.commit()
         conn.close()
         with interrupts.whole():  # replaced and said so, or neither
