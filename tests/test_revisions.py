@@ -411,3 +411,32 @@ def test_baseline_states_are_forgotten_by_the_next_build(history: Repo):
     assert li.absent_findings(history.db_path) == []
     sarif = json.loads(CliRunner().invoke(cli, [*args, "--format", "sarif"]).output)
     assert all("baselineState" not in r for r in sarif["runs"][0]["results"])
+
+
+def test_base_of_a_repository_in_a_sub_directory_of_the_work_tree(tmp_path: Path, monkeypatch):
+    """The Action with `path: lab`: the base is lab/ of the base revision, and so
+    is its configuration; an unchanged tree has no new finding and no change."""
+    top = tmp_path / "work"
+    shutil.copytree(SAMPLE_REPO, top / "lab")
+    (top / "README.md").write_text("# Another project\n\n[x](missing.md)\n")
+    (top / "labnote-index.toml").write_text('severity = {stray_file = "off"}\n')
+    (top / "lab" / "labnote-index.toml").write_text('severity = {legacy_spelling = "off"}\n')
+    git(top, "init", "-q", "-b", "main")
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "base")
+    lab = top / "lab"
+    plain = li.check(lab)
+    for cwd in (top, lab, lab / "registry"):
+        monkeypatch.chdir(cwd)
+        found = li.check(lab, base="HEAD")
+        assert [f.identity for f in found] == [f.identity for f in plain]
+        assert {f.baseline for f in found} == {"unchanged"}
+        assert not any(f.check == "legacy_spelling" for f in found)  # lab's configuration
+        assert li.diff(lab, "HEAD") == []
+    (lab / "registry/packets/2026/20260903-maria-ops-retention-question.json").unlink()
+    deleted = [f for f in li.check(lab, base="HEAD") if f.baseline == "new"]
+    assert {f.check for f in deleted} >= {"record_deleted"}
+    changes = li.diff(lab, "HEAD")
+    assert [(c.change, c.record_id) for c in changes if c.change == "removed"] == [
+        ("removed", "20260903-maria-ops-retention-question")
+    ]

@@ -85,6 +85,13 @@ def resolve(repo: Path, rev: str) -> str:
     return found.decode().strip()
 
 
+def repository_prefix(repo: Path) -> str:
+    """REPO's place in its git work tree ("lab/"; "" at the top): a revision of a
+    repository that is a sub-directory is that directory of the revision's
+    tree, never the whole work tree."""
+    return _git(repo, "rev-parse", "--show-prefix").decode().strip()
+
+
 def _safe_parts(path: bytes) -> list[str] | None:
     """The components of a path in a tree, or None for one that could leave dest."""
     parts = os.fsdecode(path).split("/")
@@ -100,8 +107,15 @@ def materialize(repo: Path, rev: str, dest: Path) -> None:
     Regular files are written first, symlinks last, each created anew
     (O_EXCL, O_NOFOLLOW), so that nothing is ever written through a link.
     """
-    commit = resolve(repo, rev)
-    listing = _git(repo, "ls-tree", "-r", "-z", "--full-tree", commit)
+    commit, prefix = resolve(repo, rev), repository_prefix(repo)
+    if prefix:  # REPO is a sub-directory of the work tree: that directory's files
+        try:
+            tree = f"{commit}:{prefix.rstrip('/')}"
+            listing = _git(repo, "ls-tree", "-r", "-z", "--full-tree", tree)
+        except RevisionError:  # the directory is not in that revision: no files
+            listing = b""
+    else:
+        listing = _git(repo, "ls-tree", "-r", "-z", "--full-tree", commit)
     files: list[tuple[bytes, list[str], bytes]] = []  # (object id, path parts, mode)
     links: list[tuple[bytes, list[str], bytes]] = []
     for entry in listing.split(b"\0"):
@@ -152,13 +166,14 @@ def materialize(repo: Path, rev: str, dest: Path) -> None:
 
 
 def root_file_reader(repo: Path, rev: str) -> Callable[[str], bytes | None]:
-    """Reads a file at the top of ``rev``'s tree (the tree a comparison indexes):
-    its bytes, or None when the revision has no regular file of that name (a
-    symlink is not read: it could name anything)."""
-    commit = resolve(repo, rev)
+    """Reads a file at the top of REPO in ``rev`` (the tree a comparison indexes,
+    REPO's directory of the revision when REPO is a sub-directory of the work
+    tree): its bytes, or None when the revision has no regular file of that
+    name (a symlink is not read: it could name anything)."""
+    commit, prefix = resolve(repo, rev), repository_prefix(repo)
 
     def read(name: str) -> bytes | None:
-        listing = _git(repo, "ls-tree", "-z", "--full-tree", commit, "--", name)
+        listing = _git(repo, "ls-tree", "-z", "--full-tree", commit, "--", prefix + name)
         meta, _, _ = listing.partition(b"\t")
         fields = meta.split(b" ")
         if len(fields) != 3 or fields[1] != b"blob" or fields[0] not in (b"100644", b"100755"):
