@@ -77,6 +77,34 @@ def test_junit_reads_back_a_suite_per_check_and_a_failure_per_finding(sample_rep
     assert all(s.tests >= 1 for s in suites.values())  # a passing case where nothing failed
 
 
+def test_junit_stays_valid_xml_whatever_a_file_is_named(sample_repo: Repo):
+    """A character XML forbids (U+FFFE, U+FFFF, a C0 control, a name that is not
+    UTF-8) in a file name voided the whole report: it is written escaped."""
+    import xml.etree.ElementTree as ET
+
+    import xmlschema
+
+    names = ["bad\ufffe.txt", "bad\uffff.txt", "bad\x01\x0b.txt"]
+    for name in names:
+        sample_repo.write(f"registry/{name}", "stray\n")
+    (sample_repo.root / os.fsdecode(b"registry/bad\xff.txt")).write_text("stray\n")
+    result = CliRunner().invoke(
+        cli, ["check", str(sample_repo.root), "--no-db", "--format", "junit"]
+    )
+    assert result.exit_code == 1, result.output
+    xmlschema.XMLSchema(ROOT / "tests" / "fixtures" / "junit.xsd").validate(result.stdout)
+    root = ET.fromstring(result.stdout.encode("utf-8"))
+    stray = [c.get("file") for c in root.iter("testcase") if c.get("classname") == "stray_file"]
+    assert sorted(stray) == sorted(
+        [
+            "registry/bad\\ufffe.txt",
+            "registry/bad\\uffff.txt",
+            "registry/bad\\x01\\x0b.txt",
+            "registry/bad\\xff.txt",
+        ]
+    )
+
+
 class Lines(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     begin: int

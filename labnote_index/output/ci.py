@@ -172,6 +172,18 @@ def findings_markdown(findings: list[dict[str, Any]], title: str = "labnote-inde
     return "\n".join(lines) + "\n"
 
 
+# What XML 1.0 cannot hold at all, escaped or not: the C0 controls but tab,
+# newline and carriage return (which shown() escapes already), lone surrogates
+# (a file name that is not UTF-8) and the non-characters U+FFFE and U+FFFF.
+_NOT_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml(value: Any) -> str:
+    """Text for an XML report: as shown() gives it, and what XML forbids written
+    as an escape (\\ufffe), so that one file name cannot void the whole report."""
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", shown(value))
+
+
 def findings_junit(findings: list[dict[str, Any]], catalogue: list[Check]) -> str:
     """JUnit XML: a test suite per check of the catalogue, a failing test case per
     finding (named after its file, field and record), a passing one for a check
@@ -185,24 +197,24 @@ def findings_junit(findings: list[dict[str, Any]], catalogue: list[Check]) -> st
     suites.set("failures", str(len(findings)))
     for check in [*known, *sorted(set(by_check) - set(known))]:
         found = by_check.get(check, [])
-        suite = ET.SubElement(suites, "testsuite", name=shown(check))
+        suite = ET.SubElement(suites, "testsuite", name=_xml(check))
         suite.set("tests", str(max(1, len(found))))
         suite.set("failures", str(len(found)))
         suite.set("errors", "0")
         suite.set("skipped", "0")
         if not found:
-            ET.SubElement(suite, "testcase", name=shown(check), classname=shown(check))
+            ET.SubElement(suite, "testcase", name=_xml(check), classname=_xml(check))
         for f in found:
             name = f["file"] or "(repository)"
             if f["field"]:
                 name += f" {f['field']}"
-            case = ET.SubElement(suite, "testcase", name=shown(name), classname=shown(check))
-            case.set("file", shown(f["file"] or ""))
+            case = ET.SubElement(suite, "testcase", name=_xml(name), classname=_xml(check))
+            case.set("file", _xml(f["file"] or ""))
             if f.get("line"):
                 case.set("line", str(f["line"]))
-            failure = ET.SubElement(case, "failure", message=shown(f["message"]))
+            failure = ET.SubElement(case, "failure", message=_xml(f["message"]))
             failure.set("type", f["severity"])
-            failure.text = f"{shown(f['message'])}\nRepair: {shown(f['hint'])}"
+            failure.text = f"{_xml(f['message'])}\nRepair: {_xml(f['hint'])}"
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode")
 
