@@ -17,6 +17,9 @@ the two times is reported (near-linear: at most 12 for ten times the input).
 - orphans     the story page of one packet, with N unresolved references elsewhere
 - misspelt    N packets of one date and length, each citing a misspelling of another
               (each a "did you mean" hint: near-linear, not all pairs)
+- keys        one packet with 10 N unknown keys (each a schema_unknown_field finding)
+- inputs      one manifest with 2.5 N input_packets, none of them resolving
+- markdown    a README of 60 N bytes of '[a](b' (an unclosed link, again and again)
 
     python bench/scaling.py [--sizes 1000 10000]
 """
@@ -204,6 +207,22 @@ def misspelt(root: Path, n: int) -> None:
         _write(root, f"registry/packets/2025/20250301-ops-p{i}.json", packet)
 
 
+def keys(root: Path, n: int) -> None:
+    unknown = {f"unknown_{i}": i for i in range(10 * n)}
+    _write(root, "registry/packets/2025/20250301-ops-p0.json", _packet(0) | unknown)
+
+
+def inputs(root: Path, n: int) -> None:
+    entries = [{"manifest": f"m/{i}.json"} for i in range(n * 5 // 2)]
+    manifest = _manifest(1, "draft") | {"input_packets": entries}
+    _write(root, f"{PACKETS}/packet-v001/handoff.manifest.json", manifest)
+
+
+def markdown(root: Path, n: int) -> None:
+    (root / "registry").mkdir(parents=True)
+    _write(root, "registry/README.md", "[a](b" * (12 * n))
+
+
 SHAPES: dict[str, Callable[[Path, int], None]] = {
     "tags": tags,
     "thread": thread,
@@ -213,6 +232,9 @@ SHAPES: dict[str, Callable[[Path, int], None]] = {
     "locked": locked,
     "superseded": superseded,
     "misspelt": misspelt,
+    "keys": keys,
+    "inputs": inputs,
+    "markdown": markdown,
 }
 # Shapes measured by a command other than a build and check of their own.
 QUERIED: dict[str, Callable[[Path, int], None]] = {
@@ -254,14 +276,14 @@ def measure(shape: str, n: int, work: Path) -> float:
     return timed([*cli, "lineage", start, "--db", db, "--format", "json"])
 
 
-def table(small: int, large: int) -> str:
-    """The markdown table of every shape at both sizes, with the ratio."""
+def table(small: int, large: int, only: list[str] | None = None) -> str:
+    """The markdown table of every shape (or of ``only``) at both sizes, with the ratio."""
     lines = [
         f"| shape | {small} (s) | {large} (s) | ratio (≤ {12 * large // small // 10}) |",
         "| --- | ---: | ---: | ---: |",
     ]
     with tempfile.TemporaryDirectory() as tmp:
-        for shape in [*SHAPES, *QUERIED]:
+        for shape in only or [*SHAPES, *QUERIED]:
             a, b = measure(shape, small, Path(tmp)), measure(shape, large, Path(tmp))
             lines.append(f"| {shape} | {a:.2f} | {b:.2f} | {b / a:.1f} |")
     return "\n".join(lines)
@@ -270,8 +292,9 @@ def table(small: int, large: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs=2, default=[1000, 10000])
+    parser.add_argument("--shapes", nargs="+", choices=[*SHAPES, *QUERIED], help="only these")
     args = parser.parse_args()
-    print(table(*args.sizes))
+    print(table(*args.sizes, only=args.shapes))
 
 
 if __name__ == "__main__":

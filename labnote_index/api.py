@@ -13,7 +13,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
@@ -114,8 +114,9 @@ class Finding:
     baseline: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """The finding as a plain dict, keys in FINDING_KEYS' order."""
-        return asdict(self)
+        """The finding as a plain dict, keys in FINDING_KEYS' order (its values are
+        plain already: no deep copy, which made 100,000 findings cost seconds)."""
+        return dict(self.__dict__)
 
 
 @dataclass(frozen=True)

@@ -620,3 +620,21 @@ def test_a_bidi_override_in_an_id_reaches_no_report_raw(sample_repo):
         assert result.exit_code == 1, result.output
         assert "\u202e" not in result.output and "\u2066" not in result.output
         assert "\\u202e" in result.output and "\\u2066" in result.output
+
+
+LISTING_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(LISTING_VALUES)
+def test_listing_json_is_exactly_what_json_dumps_writes(value):
+    """The fast writer of --format json gives json.dumps(indent=2)'s bytes:
+    non-ASCII escaped (no raw bidirectional override), the same indentation."""
+    import json
+
+    from labnote_index.output.report import json_text
+
+    assert json_text(value) == json.dumps(value, indent=2)

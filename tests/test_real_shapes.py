@@ -391,3 +391,60 @@ def test_links_of_a_large_or_hard_linked_markdown_file(code_role: Repo, tmp_path
     found = [(f["check"], f["file"]) for f in findings_of(db)]
     assert found == [("markdown_link_missing", big)]  # the hard link's links are never read
     assert db["files"].get("docs/linked.md")["sha256"]  # accounted for, hashed
+
+
+# Markdown as CommonMark reads it
+
+
+COMMONMARK_LEGAL = """# Legal links
+
+A [title](README.md "its title"), [parentheses](file_(1).md), an
+[escape](my%20file.md), [brackets](<my file.md>), a [fragment](README.md#top),
+[a line
+break](README.md), [mail](mailto:x@example.org), [ftp](ftp://example.org/x).
+
+```
+[fenced](fenced-missing.md)
+```
+
+~~~
+[tilde](tilde-missing.md)
+~~~
+
+    [indented](indented-missing.md)
+
+An inline `[span](span-missing.md)` and ``[double](double-missing.md)``.
+
+[used][spec], [spec], [spec][].
+
+[spec]: README.md
+"""
+
+
+def test_legal_commonmark_gives_no_false_link_finding(code_role: Repo):
+    code_role.write("docs/file_(1).md", "x\n")
+    code_role.write("docs/my file.md", "x\n")
+    code_role.write("docs/README.md", "x\n")
+    code_role.write("docs/legal.md", COMMONMARK_LEGAL)
+    assert findings_of(code_role.index()) == []
+
+
+def test_a_reference_definition_naming_a_missing_file_is_reported_once(code_role: Repo):
+    code_role.write(
+        "docs/refs.md",
+        "Read [the spec][spec] and [spec].\n\n[spec]: missing.md\n[unused]: gone.md\n",
+    )
+    found = [f for f in findings_of(code_role.index()) if f["file"] == "docs/refs.md"]
+    assert sorted((f["line"], f["column"], f["subject"]) for f in found) == [
+        (3, 1, "missing.md"),
+        (4, 1, "gone.md"),
+    ]
+
+
+def test_a_link_into_dot_git_is_reported(code_role: Repo):
+    (code_role.root / ".git").mkdir(exist_ok=True)
+    (code_role.root / ".git" / "config").write_text("[core]\n")
+    code_role.write("docs/git.md", "[config](../.git/config) and [dir](../.GIT/)\n")
+    found = [f for f in findings_of(code_role.index()) if f["file"] == "docs/git.md"]
+    assert len(found) == 2 and all(".git" in f["message"] for f in found)
+    assert all(f["check"] == "markdown_link_missing" for f in found)

@@ -33,6 +33,7 @@ import sqlite_utils
 
 from ..errors import CheckFileError
 from ..index.resolve import delete_in
+from ..index.schema import Inserts
 from .positions import locate
 from .suggest import suggest
 
@@ -261,7 +262,7 @@ def run_checks(
             db.table("findings").create_index(["identity"])
             # Errors first, then by check: the order of the table's page.
             findings.sort(key=lambda f: (f["severity"] != "error", f["check"], f["file"] or ""))
-        db.table("findings").insert_all(findings, batch_size=1000)
+        Inserts(db).append("findings", findings)  # prepared: 100,000 findings happen
         db.execute(IDENTITY_SQL)
     return len(findings)
 

@@ -7,6 +7,7 @@ SELECT r.record_type, r.record_id, l.source_file AS file, '' AS field,
        || quote(l.target) || ', which '
        || CASE t.status
             WHEN 'escapes' THEN 'leads outside the repository through a symlink'
+            WHEN 'git' THEN 'is inside .git, git''s own directory: no part of the repository its readers see'
             ELSE 'does not exist'
           END AS message,
        l.line, l.[column], l.raw_target AS subject

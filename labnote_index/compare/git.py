@@ -25,6 +25,7 @@ from ..errors import (
 )
 from ..index.tempfiles import temporary_directory
 from ..read.paths import git_environment, run_git
+from ..read.settings import symlinked
 
 
 def _git(repo: Path, *args: str) -> bytes:
@@ -176,6 +177,8 @@ def root_file_reader(repo: Path, rev: str) -> Callable[[str], bytes | None]:
         listing = _git(repo, "ls-tree", "-z", "--full-tree", commit, "--", prefix + name)
         meta, _, _ = listing.partition(b"\t")
         fields = meta.split(b" ")
+        if fields[0] == b"120000":
+            raise symlinked(name)
         if len(fields) != 3 or fields[1] != b"blob" or fields[0] not in (b"100644", b"100755"):
             return None
         return _git(repo, "cat-file", "blob", fields[2].decode("ascii"))

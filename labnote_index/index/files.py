@@ -349,8 +349,12 @@ _DISTINCT_TARGETS = "SELECT DISTINCT target FROM markdown_links WHERE target IS 
 
 def link_target_status(sandbox: Sandbox, path: str) -> str:
     """What a link target is now: ``ok`` (a file or directory inside), ``missing``,
-    or ``escapes`` (a symlink, its own or a directory's on the way, that leads
-    outside the repository). Nothing is read, and no symlink is followed out."""
+    ``escapes`` (a symlink, its own or a directory's on the way, that leads
+    outside the repository) or ``git`` (inside ``.git``, which is git's, never
+    part of the repository as its readers see it). Nothing is read, and no
+    symlink is followed out."""
+    if any(part.lower() == ".git" for part in path.split("/")):
+        return "git"
     full = sandbox.path(path)
     try:
         # Its directories resolved, whether it exists or not. A link into a

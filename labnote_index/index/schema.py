@@ -66,10 +66,14 @@ class Inserts:
 
     def insert(self, table: str, rows: Iterable[dict[str, Any]]) -> None:
         """Append ``rows`` (dicts; a missing key is NULL) to ``table``, committed."""
+        with self.db.conn:
+            self.append(table, rows)
+
+    def append(self, table: str, rows: Iterable[dict[str, Any]]) -> None:
+        """Append ``rows`` to ``table`` within the transaction under way."""
         columns, sql = self._statement(table)
         known = set(columns)
-        with self.db.conn:
-            self.db.conn.executemany(sql, (_bound(row, columns, known) for row in rows))
+        self.db.conn.executemany(sql, (_bound(row, columns, known) for row in rows))
 
 
 def _bound(row: dict[str, Any], columns: list[str], known: set[str]) -> tuple[Any, ...]:

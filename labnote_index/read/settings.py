@@ -97,6 +97,8 @@ def declared_config(read: Callable[[str], bytes | None]) -> tuple[str | None, di
             data = tomllib.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"{name}: not valid TOML ({exc}): correct it") from exc
+        if name == OWN_FILE and not data:
+            continue  # says nothing (empty, or comments only): the next file may
         if name == PYPROJECT:
             tool = data.get("tool")
             section = tool.get("labnote-index") if isinstance(tool, dict) else None
@@ -111,16 +113,27 @@ def declared_config(read: Callable[[str], bytes | None]) -> tuple[str | None, di
 
 
 def working_tree_reader(repo: Path) -> Callable[[str], bytes | None]:
-    """Reads a configuration file at the root of a work tree (a regular file
-    only: a symlink there could lead anywhere)."""
+    """Reads a configuration file at the root of a work tree: a regular file's
+    bytes, None when there is none; a symlink there could lead anywhere, and is
+    refused naming it (ConfigError), never silently passed over."""
 
     def read(name: str) -> bytes | None:
         path = repo / name
-        if path.is_symlink() or not path.is_file():
+        if path.is_symlink():
+            raise symlinked(name)
+        if not path.is_file():
             return None
         return path.read_bytes()
 
     return read
+
+
+def symlinked(name: str) -> ConfigError:
+    """The refusal of a configuration file that is a symlink."""
+    return ConfigError(
+        f"{name} is a symlink: the configuration is read only from a regular file at "
+        "the repository's root (a link could lead anywhere): put the file itself there"
+    )
 
 
 def load_settings(
