@@ -448,3 +448,36 @@ def test_a_link_into_dot_git_is_reported(code_role: Repo):
     found = [f for f in findings_of(code_role.index()) if f["file"] == "docs/git.md"]
     assert len(found) == 2 and all(".git" in f["message"] for f in found)
     assert all(f["check"] == "markdown_link_missing" for f in found)
+
+
+def test_a_symlinked_configuration_file_is_refused_naming_it(code_role: Repo, tmp_path: Path):
+    """It was silently ignored (--show-settings said '(none)'): refused, exit 2,
+    in the working tree and in a base revision alike."""
+    elsewhere = tmp_path / "elsewhere.toml"
+    elsewhere.write_text('severity = {markdown_link_missing = "off"}\n')
+    (code_role.root / "labnote-index.toml").symlink_to(elsewhere)
+    for args in (["--show-settings"], ["--no-db"]):
+        result = CliRunner().invoke(cli, ["check", str(code_role.root), *args])
+        assert result.exit_code == 2, result.output
+        assert "labnote-index.toml is a symlink" in result.output
+    git(code_role.root, "init", "-q", "-b", "main")
+    git(code_role.root, "add", "-A")
+    git(code_role.root, "commit", "-q", "-m", "linked configuration")
+    (code_role.root / "labnote-index.toml").unlink()
+    based = CliRunner().invoke(cli, ["check", str(code_role.root), "--no-db", "--base", "HEAD"])
+    assert based.exit_code == 2 and "labnote-index.toml is a symlink" in based.output
+
+
+def test_a_configuration_file_of_comments_only_says_nothing(code_role: Repo):
+    """'The first that says anything wins': a labnote-index.toml of comments
+    leaves [tool.labnote-index] in pyproject.toml in force."""
+    code_role.write("examples/README.md", "[broken](nowhere.md)\n")
+    (code_role.root / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.labnote-index]\nextend-exclude = ["examples"]\n'
+    )
+    (code_role.root / "labnote-index.toml").write_text("# our settings live in pyproject\n\n")
+    assert check(code_role.root, "--no-db") == (0, [])
+    shown = CliRunner().invoke(cli, ["check", str(code_role.root), "--show-settings"]).output
+    assert "configuration file: pyproject.toml [tool.labnote-index]" in shown
+    (code_role.root / "labnote-index.toml").write_text("extend-exclude = []\n")  # says something
+    assert check(code_role.root, "--no-db")[0] == 1
