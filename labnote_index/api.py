@@ -11,6 +11,7 @@ import dataclasses
 import json
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -457,8 +458,11 @@ def serve(
     run_server(paths, host, port, open_browser, watcher)
 
 
-# Changes within this many milliseconds are one (an editor's save, a git checkout).
-WATCH_DEBOUNCE_MS = 400
+# A burst of changes is one rebuild: it ends once no change came for this many
+# milliseconds (an editor's save, a git checkout, a storm of edits), or, when
+# changes never stop, after the longer wait.
+WATCH_QUIET_MS = 400
+WATCH_MAX_WAIT_MS = 10_000
 
 
 def _watch(
@@ -486,13 +490,25 @@ def _watch(
             return False
         return not any(part.startswith(".") for part in parts)
 
-    for _changes in watch(
+    # watchfiles yields a set of changes once it stops growing, and the same file
+    # saved again and again does not grow it: the burst is settled here. A
+    # yield with nothing in it is a quiet spell of WATCH_QUIET_MS.
+    burst_began: float | None = None
+    for changes in watch(
         repo,
         watch_filter=counts,
-        debounce=WATCH_DEBOUNCE_MS,
+        rust_timeout=WATCH_QUIET_MS,
+        yield_on_timeout=True,
         stop_event=stop,
-        yield_on_timeout=False,
     ):
+        now = time.monotonic()
+        if changes and burst_began is None:
+            burst_began = now
+        if burst_began is None:
+            continue  # quiet, and nothing owed
+        if changes and now - burst_began < WATCH_MAX_WAIT_MS / 1000:
+            continue  # the burst goes on
+        burst_began = None
         try:
             result = build(repo, db)
         except Exception as exc:  # anything: the server goes on with the index it has

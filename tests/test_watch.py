@@ -85,3 +85,45 @@ def test_served_findings_follow_edits_without_a_restart(tmp_path: Path):
         server.send_signal(signal.SIGINT)
         server.wait(20)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["repo", "watched.db"]
+
+
+def test_a_storm_of_edits_is_one_rebuild(tmp_path: Path):
+    """Three seconds of edits, one every 0.05 s (eight times quicker than the 0.4 s
+    quiet period that ends a burst): one rebuild for the storm (two at most,
+    when the last edits land while it runs), not one every 0.18 s."""
+    import threading
+
+    from labnote_index import api
+
+    repo = tmp_path / "repo"
+    shutil.copytree(SAMPLE_REPO, repo)
+    db = tmp_path / "watched.db"
+    api.build(repo, db)
+    builds: list[object] = []
+    stop = threading.Event()
+    watcher = threading.Thread(
+        target=api._watch, args=(repo, db, builds.append, lambda: None, stop), daemon=True
+    )
+    watcher.start()
+    time.sleep(0.5)  # the watcher is watching
+    path = repo / PACKET
+    data = json.loads(path.read_text())
+    storm_ends = time.monotonic() + 3
+    n = 0
+    while time.monotonic() < storm_ends:
+        n += 1
+        data["notes"] = f"edit {n}"
+        path.write_text(json.dumps(data, indent=2))
+        time.sleep(0.05)
+    deadline = time.monotonic() + WITHIN
+    while not builds and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(2)  # quiet: any rebuild still owed has come
+    stop.set()
+    watcher.join(10)
+    assert n >= 30 and 1 <= len(builds) <= 2, (n, builds)
+    assert all(not isinstance(b, Exception) for b in builds), builds
+    from labnote_index.api import open_index
+
+    row = open_index(db).execute("SELECT json FROM record_json WHERE file = ?", [PACKET])
+    assert json.loads(row.fetchone()[0])["notes"] == f"edit {n}"  # the last edit is served
