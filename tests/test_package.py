@@ -158,6 +158,25 @@ def test_a_published_deployment_runs_as_three_identical_replicas(installed: Path
     command = install.replace("/app", str(out)).split()
     assert command[:2] == ["pip", "install"]
     run(venv / "bin/python", "-m", *command, cwd=out)
+    # Every distribution the replica has is pinned, to the version publish ran with.
+    pinned = {
+        line.split("  #")[0].strip().lower().replace("_", "-")
+        for line in (out / "requirements.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    }
+    frozen = run(venv / "bin/python", "-m", "pip", "freeze", "--all", cwd=out).stdout.lower()
+    have = {line.replace("_", "-") for line in frozen.splitlines() if "==" in line}
+    assert have <= pinned, have - pinned
+    assert {"anyio", "h11", "mdurl"} <= {line.split("==")[0] for line in pinned}
+    # The wheel carries nothing of the machine that installed it.
+    import zipfile
+
+    (wheel,) = (out / "wheels").glob("labnote_index-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        assert not [n for n in names if n.endswith(("direct_url.json", "/INSTALLER", "/REQUESTED"))]
+        for name in names:
+            assert str(installed).encode() not in archive.read(name), name
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PATH"] = f"{venv / 'bin'}:{env['PATH']}"
     ports = [free_port() for _ in range(3)]
@@ -224,3 +243,16 @@ def _alive(base: str) -> bool:
         return _get(base + "/-/health")[0] in (200, 503)
     except OSError:
         return False
+
+
+def test_publishing_from_an_editable_install_leaves_the_source_tree_as_it_was(tmp_path: Path):
+    """This checkout is installed editable: its wheel is built from a copy, so no
+    build/ or *.egg-info appears in the source tree."""
+    import labnote_index as li
+
+    db = tmp_path / "sample.db"
+    li.build(SAMPLE_REPO, db)
+    before = sorted(p.name for p in ROOT.iterdir())
+    li.publish([db], tmp_path / "deploy")
+    assert sorted(p.name for p in ROOT.iterdir()) == before
+    assert list((tmp_path / "deploy" / "wheels").glob("labnote_index-*.whl"))

@@ -26,7 +26,6 @@ import base64
 import hashlib
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -38,12 +37,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
 from ..errors import PublishError
 from ..index.tempfiles import new_tree
 from .serve import SETTINGS, index_names, load_metadata
 
 DISTRIBUTION = "labnote-index"
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # A day: the indexes of a deployment never change; a new deployment is new files.
 CACHE_TTL = 86400
 DOCKERFILE = """\
@@ -120,20 +121,49 @@ def _write(db_paths: Sequence[Path], out: Path) -> list[str]:
 
 
 def _requirements(wheel: Path) -> str:
-    """This package at its version (from wheels/) and each of its dependencies
-    pinned to the version installed here."""
-    version = metadata.version(DISTRIBUTION)
+    """This package at its version (from wheels/) and every distribution it needs,
+    directly or through another (with the extras asked for, the markers judged
+    for this Python and platform, as the replica's image is), pinned to the
+    version installed here: a replica built next month runs the same code."""
     lines = [
-        "# Written by labnote-index publish: this package and its dependencies, pinned.",
-        f"{DISTRIBUTION}=={version}  # wheels/{wheel.name}",
+        "# Written by labnote-index publish: this package and everything it needs, pinned.",
+        f"{DISTRIBUTION}=={metadata.version(DISTRIBUTION)}  # wheels/{wheel.name}",
     ]
-    for text in metadata.requires(DISTRIBUTION) or []:
-        if "extra ==" in text:
-            continue  # an extra's (the tests'), not the deployment's
-        name = _NAME.match(text)
-        if name:
-            lines.append(f"{name.group()}=={metadata.version(name.group())}")
+    needed = _needed(DISTRIBUTION)
+    for key in sorted(needed):
+        if key != canonicalize_name(DISTRIBUTION):
+            lines.append(f"{needed[key].metadata['Name']}=={needed[key].version}")
     return "\n".join(lines) + "\n"
+
+
+def _needed(root: str) -> dict[str, metadata.Distribution]:
+    """Every installed distribution ``root`` needs, by canonical name: its
+    requirements read with ``packaging``, followed a distribution (and extra)
+    at a time, without recursion."""
+    found: dict[str, metadata.Distribution] = {}
+    done: set[tuple[str, str]] = set()
+    todo: list[tuple[str, str]] = [(root, "")]  # (distribution, extra asked of it)
+    while todo:
+        name, extra = todo.pop()
+        key = canonicalize_name(name)
+        if (key, extra) in done:
+            continue
+        done.add((key, extra))
+        try:
+            dist = found.get(key) or metadata.distribution(name)
+        except metadata.PackageNotFoundError as exc:
+            raise PublishError(f"{name} is needed but not installed here: install it") from exc
+        found[key] = dist
+        for text in dist.requires or []:
+            requirement = Requirement(text)
+            marker = requirement.marker
+            if marker is not None and not marker.evaluate({"extra": extra}):
+                continue  # another platform's, or an extra not asked for
+            if marker is None and extra:
+                continue  # asked for without the extra already
+            todo.append((requirement.name, ""))
+            todo += [(requirement.name, e) for e in requirement.extras]
+    return found
 
 
 def _wheel(into: Path) -> Path:
@@ -144,26 +174,45 @@ def _wheel(into: Path) -> Path:
     dist = metadata.distribution(DISTRIBUTION)
     source = _editable_source(dist) or _source_tree(dist)
     if source is not None:
-        built = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "wheel",
-                "--no-deps",
-                "--quiet",
-                "-w",
-                str(into),
-                str(source),
-            ],
-            capture_output=True,
-            text=True,
-        )
+        with tempfile.TemporaryDirectory(prefix="labnote-publish-") as tmp:
+            # Built from a copy of what the wheel is made of: a build writes
+            # build/ and *.egg-info beside its sources, never into the user's tree.
+            copy = Path(tmp) / "source"
+            copy.mkdir()
+            for name in WHEEL_SOURCES:
+                if (source / name).is_dir():
+                    shutil.copytree(source / name, copy / name, ignore=_LEFT_OUT)
+                elif (source / name).is_file():
+                    shutil.copyfile(source / name, copy / name)
+            built = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "wheel",
+                    "--no-deps",
+                    "--quiet",
+                    "-w",
+                    str(into),
+                    str(copy),
+                ],
+                capture_output=True,
+                text=True,
+            )
         wheels = sorted(into.glob("labnote_index-*.whl"))
         if built.returncode != 0 or not wheels:
             raise PublishError(f"cannot build a wheel of {source}: {built.stderr.strip()}")
         return wheels[0]
     return _repack(dist, into)
+
+
+# What a wheel of this package is built from, in its source tree.
+WHEEL_SOURCES = ("pyproject.toml", "README.md", "LICENSE", "labnote_index")
+_LEFT_OUT = shutil.ignore_patterns("__pycache__", "*.pyc")
+# What an installer adds to a distribution's .dist-info of its own, about the
+# machine it installed on (direct_url.json names the file or directory it came
+# from): never part of a wheel.
+INSTALLER_FILES = ("direct_url.json", "INSTALLER", "REQUESTED")
 
 
 def _editable_source(dist: metadata.Distribution) -> Path | None:
@@ -198,6 +247,8 @@ def _repack(dist: metadata.Distribution, into: Path) -> Path:
                 name = str(f)
                 if name.startswith("..") or "__pycache__" in name:
                     continue  # scripts and caches are made by pip on install
+                if ".dist-info/" in name and name.rsplit("/", 1)[1] in INSTALLER_FILES:
+                    continue  # the installing machine's, not the package's
                 data = Path(str(dist.locate_file(f))).read_bytes()
                 archive.writestr(name, data)
                 digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
