@@ -424,7 +424,8 @@ def _whole_index(path: Path) -> None:
     open_index(path)
     damage = index_damage(path)
     if damage:
-        raise IndexDamaged(f"the index {path} is damaged ({damage}): build it again with --full")
+        said = " ".join(damage.split())  # SQLite's report runs over lines: one line here
+        raise IndexDamaged(f"the index {path} is damaged ({said}): build it again with --full")
 
 
 def serve(

@@ -11,12 +11,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import labnote_index as li
 from bench.generate import generate
+from labnote_index.cli import cli
 from labnote_index.web.serve import index_names, make_datasette
 
-from .helpers import DEPLOYMENT_FILES, SAMPLE_REPO
+from .helpers import DEPLOYMENT_FILES, SAMPLE_REPO, fetch
 
 LATE_REPLY = "registry/messages/open/20260912-gemini-late-reply.json"
 MISSING = "20260911-maria-ops-summary-length"  # the late reply's reply_to: not in sample
@@ -124,3 +126,34 @@ def test_publish_writes_a_whole_deployment_or_nothing(site, tmp_path: Path):
         result = CliRunner().invoke(cli, ["publish", *args, "--out", str(where)])
         assert result.exit_code == 2, result.output
         assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_damaged_index_among_several_is_one_line(site, tmp_path: Path):
+    """SQLite's report of the damage runs over two lines: the error is one."""
+    import shutil
+
+    damaged = tmp_path / "damaged.db"
+    shutil.copyfile(site[0], damaged)
+    data = bytearray(damaged.read_bytes())
+    size = int.from_bytes(data[16:18], "big")
+    last = len(data) // size - 1
+    data[last * size + 1 : last * size + 3] = b"\x00\x07"  # a free-block pointer gone wrong
+    damaged.write_bytes(bytes(data))
+    from labnote_index.index.index_file import index_damage
+
+    assert "\n" in (index_damage(damaged) or ""), "not the two-line damage"
+    result = CliRunner().invoke(cli, ["serve", str(site[1]), str(damaged), "--port", "0"])
+    assert result.exit_code == 2
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert "is damaged" in result.output and "build it again with --full" in result.output
+
+
+def test_an_index_named_memory_is_served_where_it_is_announced(tmp_path: Path):
+    """Datasette's own database is _memory: an index of that name answered 404."""
+    from labnote_index.web.serve import index_names
+
+    assert index_names([tmp_path / "_memory.db"]) == ["_memory-2"]
+    db = tmp_path / "_memory.db"
+    li.build(SAMPLE_REPO, db)
+    (page,) = fetch(db, "/_memory-2/findings.json?_shape=array")
+    assert page.status_code == 200 and page.json()

@@ -116,15 +116,19 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 def index_names(db_paths: Sequence[Path]) -> list[str]:
     """The names the indexes are served under: one index, its file's name (as
     it always was); several, each its repository's (what its build recorded),
-    made distinct, so that a site of many repositories says which is which."""
-    if len(db_paths) == 1:
-        return [Path(db_paths[0]).stem]
+    made distinct, so that a site of many repositories says which is which;
+    never Datasette's own ``_memory``."""
     names: list[str] = []
     for path in db_paths:
-        # A directory's name is data: only letters, digits, '.', '_' and '-' are
-        # kept (Datasette puts the name in URLs and its cross-database SQL).
-        name = _SAFE_NAME.sub("-", repository_name(Path(path)) or "").strip("-.")
-        name = name or _SAFE_NAME.sub("-", Path(path).stem).strip("-.") or "index"
+        if len(db_paths) == 1:
+            name = Path(path).stem
+        else:
+            # A directory's name is data: only letters, digits, '.', '_' and '-'
+            # are kept (Datasette puts the name in URLs and its cross-database SQL).
+            name = _SAFE_NAME.sub("-", repository_name(Path(path)) or "").strip("-.")
+            name = name or _SAFE_NAME.sub("-", Path(path).stem).strip("-.") or "index"
+        # "_memory" is Datasette's own database: an index of that name would be
+        # announced at an address that answers 404.
         base, n = name, 2
         while name in names or name == "_memory":
             name, n = f"{base}-{n}", n + 1
