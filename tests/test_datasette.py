@@ -700,3 +700,51 @@ def test_record_search_is_ranked_marked_and_covers_every_searchable_table(sample
     assert "<script>[zebra]" not in page.text and "&lt;script&gt;[zebra]" in page.text
     sql = described_index()["databases"]["labnote"]["queries"]["search_records"]["sql"]
     assert SEARCHED_TYPES and all(f"{table}_fts" in sql for table in SEARCHED_TYPES)
+
+
+def test_every_dashboard_count_is_its_links_rows_with_every_status_planted(repo, tmp_path):
+    """Every status of every record type, and the look-alikes a count could
+    leave out while its link does not: an archived packet that expects a
+    response, a packet with no origin given, a blocked handoff packet."""
+    import typing
+
+    from labnote_index.format.models import MODELS
+    from labnote_index.format.rules import RECORD_TYPES
+
+    for name, model in MODELS.items():
+        if "status" not in model.model_fields:
+            continue  # a visit has none
+        rt = RECORD_TYPES[name]
+        source = repo.first(f"registry/{rt.directory}/**/*.json")
+        data = repo.load(source)
+        for status in typing.get_args(model.model_fields["status"].annotation):
+            copy = dict(data, status=status)
+            ident = data[rt.id_field]
+            copy[rt.id_field] = f"{ident}-{status.replace('_', '-')}"
+            repo.save(source.replace(ident, copy[rt.id_field]), copy)
+    packet = repo.first("registry/packets/*/*.json")
+    for n, extra in enumerate(
+        [
+            {"status": "archived", "response_expected": True, "response_packet_id": None},
+            {"status": "new", "response_expected": True, "response_packet_id": None},
+            {"content_origin": None},
+        ]
+    ):
+        data = repo.load(packet) | extra | {"packet_id": f"20250301-ops-planted-{n}"}
+        repo.save(f"registry/packets/2025/20250301-ops-planted-{n}.json", data)
+    manifest = repo.first("docs/workflow/**/handoff.manifest.json")
+    repo.edit(manifest, status="blocked")
+    db = repo.index()
+    db.close()
+    (page,) = fetch(repo.db_path, f"/{repo.db_path.stem}")
+    pairs = re.findall(r'<td class="labnote-n">(\d+)</td><td><a href="([^"]+)">', page.text)
+    pairs += [
+        (n, url) for url, n in re.findall(r'<a href="([^"]+)"><rect [^>]*><title>(\d+) ', page.text)
+    ]
+    assert len(pairs) >= 20
+    assert any("content_origin__isnull" in url for _, url in pairs)
+    counted = {url: int(n) for n, url in pairs}
+    assert all(n > 0 for url, n in counted.items() if "packets_awaiting_response" in url)
+    assert sum("packets_awaiting_response" in url for url in counted) == 1
+    for url, n in counted.items():
+        assert _count_of(repo.db_path, url) == n, url

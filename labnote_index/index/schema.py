@@ -20,6 +20,7 @@ from ..format.rules import (
     LINEAGE_DEPTH,
     MANIFEST_STATUS_RANK,
     MANIFEST_STATUSES,
+    OPEN_MESSAGE_STATUSES,
     RECORD_TYPES,
     REFERENCE_RULES,
     STATUS_BUCKETS,
@@ -105,8 +106,36 @@ def _record_events() -> str:
     )
 
 
+def _marks(values: tuple[str, ...]) -> str:
+    return ", ".join(f"'{v}'" for v in values)  # the format's constants, never data
+
+
+# What waits for someone, each set defined once: the dashboard counts a view
+# and links to that same view, so a count is always the rows its link shows.
+WAITING_VIEWS = {
+    "open_messages": f"""
+        SELECT * FROM messages WHERE status IN ({_marks(OPEN_MESSAGE_STATUSES)})
+    """,
+    "packets_awaiting_response": """
+        SELECT * FROM packets
+        WHERE response_expected AND response_packet_id IS NULL
+          AND status NOT IN ('closed', 'archived')
+    """,
+    "notifications_needing_a_human": """
+        SELECT * FROM notifications WHERE status = 'needed'
+    """,
+    "tags_awaiting_promotion": """
+        SELECT * FROM tags WHERE status = 'proposed'
+    """,
+    "blocked_handoff_packets": """
+        SELECT * FROM handoff_packets WHERE status = 'blocked'
+    """,
+}
+
+
 # Views that name a relationship for people browsing the index.
 VIEWS = {
+    **WAITING_VIEWS,
     # Each timestamp of what happened to a record after its creation, beside it.
     "record_events": _record_events(),
     # Every reference whose target does not exist, with the type it should have had.

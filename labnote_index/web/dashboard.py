@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup, escape
 
-from ..format.rules import OPEN_MESSAGE_STATUSES as OPEN_MESSAGES
+from ..format.rules import RECORD_TYPES
 
 # Record tables first, then the findings, on the home page's list of tables.
 FIRST_TABLES = (
@@ -43,29 +43,32 @@ TYPE_COLOURS = {
 }
 
 
-def _marks(values: tuple[str, ...]) -> str:
-    return ", ".join(f"'{v}'" for v in values)  # constants of this module, never data
-
+# What waits, each a view of the index (index.schema.WAITING_VIEWS): counted
+# here and linked to, one definition for the number and the rows it links to.
+WAITING = (
+    ("open messages", "open_messages"),
+    ("packets awaiting a response", "packets_awaiting_response"),
+    ("notifications that need a human", "notifications_needing_a_human"),
+    ("proposed tags awaiting promotion", "tags_awaiting_promotion"),
+    ("handoff packets blocked", "blocked_handoff_packets"),
+)
+# Where records come from: the record types whose records say so.
+ORIGIN_TYPES = ("packet", "response")
 
 QUERIES = {
     "by_check": "SELECT severity, [check], count(*) AS n FROM findings "
     "GROUP BY severity, [check] ORDER BY severity = 'warning', n DESC, [check]",
     "orphans": "SELECT count(*) AS n FROM orphans",
     "unreadable": "SELECT count(*) AS n FROM files WHERE error IS NOT NULL",
-    "open_messages": "SELECT message_id, status, created_at, summary, file FROM messages "
-    f"WHERE status IN ({_marks(OPEN_MESSAGES)}) ORDER BY created_at LIMIT 5",
-    "open_message_count": "SELECT count(*) AS n FROM messages "
-    f"WHERE status IN ({_marks(OPEN_MESSAGES)})",
-    "awaiting_response": "SELECT count(*) AS n FROM packets "
-    "WHERE response_expected AND response_packet_id IS NULL "
-    "AND status NOT IN ('closed', 'archived')",
-    "human_needed": "SELECT count(*) AS n FROM notifications WHERE status = 'needed'",
-    "proposed_tags": "SELECT count(*) AS n FROM tags WHERE status = 'proposed'",
-    "blocked_packets": "SELECT count(*) AS n FROM handoff_packets WHERE status = 'blocked'",
+    "oldest_open": "SELECT message_id, status, created_at, summary, file FROM open_messages "
+    "ORDER BY created_at LIMIT 5",
+    **{view: f"SELECT count(*) AS n FROM [{view}]" for _, view in WAITING},
     "origins": "SELECT record_type, content_origin, count(*) AS n FROM ("
-    "SELECT 'packet' AS record_type, content_origin FROM packets UNION ALL "
-    "SELECT 'response', content_origin FROM responses) "
-    "GROUP BY record_type, content_origin ORDER BY n DESC",
+    + " UNION ALL ".join(
+        f"SELECT '{t}' AS record_type, content_origin FROM [{RECORD_TYPES[t].table}]"
+        for t in ORIGIN_TYPES
+    )
+    + ") GROUP BY record_type, content_origin ORDER BY n DESC",
     "without_sources": "SELECT count(*) AS n FROM findings WHERE [check] = 'provenance'",
     "activity": "SELECT substr(created_at, 1, 10) AS day, record_type, count(*) AS n "
     "FROM records WHERE created_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' "
@@ -89,35 +92,19 @@ async def dashboard(db: Any, table_url: Any) -> dict[str, Any]:
     ]
     errors = sum(r["n"] for r in by_check if r["severity"] == "error")
     warnings = sum(r["n"] for r in by_check if r["severity"] == "warning")
-    waiting = [
-        (
-            "open messages",
-            count("open_message_count"),
-            table_url("messages", status__in=",".join(OPEN_MESSAGES), _sort="created_at"),
-        ),
-        (
-            "packets awaiting a response",
-            count("awaiting_response"),
-            table_url("packets", response_expected=1, response_packet_id__isnull=1),
-        ),
-        (
-            "notifications that need a human",
-            count("human_needed"),
-            table_url("notifications", status="needed"),
-        ),
-        (
-            "proposed tags awaiting promotion",
-            count("proposed_tags"),
-            table_url("tags", status="proposed"),
-        ),
-        (
-            "handoff packets blocked",
-            count("blocked_packets"),
-            table_url("handoff_packets", status="blocked"),
-        ),
-    ]
+    waiting = [(label, count(view), table_url(view)) for label, view in WAITING]
     origins = [
-        {**row, "url": table_url(f"{row['record_type']}s", content_origin=row["content_origin"])}
+        {
+            **row,
+            "url": table_url(
+                RECORD_TYPES[row["record_type"]].table,
+                **(
+                    {"content_origin": row["content_origin"]}
+                    if row["content_origin"] is not None
+                    else {"content_origin__isnull": 1}  # no origin given: NULL, not 'None'
+                ),
+            ),
+        }
         for row in found["origins"]
     ]
     return {
@@ -128,11 +115,11 @@ async def dashboard(db: Any, table_url: Any) -> dict[str, Any]:
         "orphans": count("orphans"),
         "orphans_url": table_url("orphans"),
         "unreadable": count("unreadable"),
-        "unreadable_url": table_url("files", error__notblank=1),
+        "unreadable_url": table_url("files", error__notnull=1),
         "waiting": waiting,
         "oldest_open": [
-            {**row, "url": table_url("messages", file=row["file"])}
-            for row in found["open_messages"]
+            {**row, "url": table_url("open_messages", file=row["file"])}
+            for row in found["oldest_open"]
         ],
         "origins": origins,
         "without_sources": count("without_sources"),
@@ -222,9 +209,11 @@ HEADLINE = {
     "errors": "SELECT count(*) FROM findings WHERE severity = 'error'",
     "warnings": "SELECT count(*) FROM findings WHERE severity = 'warning'",
     "orphans": "SELECT count(*) FROM orphans",
-    "waiting": "SELECT (SELECT count(*) FROM messages WHERE status IN "
-    f"({_marks(OPEN_MESSAGES)})) + (SELECT count(*) FROM notifications WHERE status = 'needed') "
-    "+ (SELECT count(*) FROM handoff_packets WHERE status = 'blocked')",
+    "waiting": "SELECT "
+    + " + ".join(
+        f"(SELECT count(*) FROM [{view}])"
+        for view in ("open_messages", "notifications_needing_a_human", "blocked_handoff_packets")
+    ),
 }
 
 

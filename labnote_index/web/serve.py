@@ -18,7 +18,6 @@ from datasette.app import Datasette
 from datasette.database import Database
 
 from ..errors import ServeError
-from ..format.rules import OPEN_MESSAGE_STATUSES
 from ..index.index_file import repository_name
 from ..index.schema import METADATA_DATABASE, described_index
 from ..index.tempfiles import new_directory, temp_name
@@ -47,9 +46,6 @@ def _identifier(name: str) -> str:
 
 def _literal(name: str) -> str:
     return "'" + name.replace("'", "''") + "'"
-
-
-_OPEN = "(" + ", ".join(f"'{s}'" for s in OPEN_MESSAGE_STATUSES) + ")"
 
 
 def cross_queries(names: list[str]) -> dict[str, Any]:
@@ -82,8 +78,7 @@ def cross_queries(names: list[str]) -> dict[str, Any]:
             "title": "Every open message, in every repository, oldest first",
             "sql": over(
                 "SELECT {repo} AS repository, message_id, status, created_at, summary, file "
-                "FROM {db}.messages",
-                f" WHERE status IN {_OPEN}",
+                "FROM {db}.open_messages"  # the view each dashboard counts
             )
             + "\nORDER BY created_at",
         },
