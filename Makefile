@@ -12,7 +12,7 @@ PORT ?= 8001
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq
 
-.PHONY: demo test lint install chromium clean readme
+.PHONY: demo test lint install chromium clean readme mutants
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ lint: $(INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+## Mutate the checks' SQL one change at a time; list what no test notices.
+mutants: $(INSTALLED)
+	$(BIN)/python mutation/sql_mutants.py --jobs 2
 
 ## Regenerate the README's generated parts (check catalogue, command reference) with cog.
 readme: $(INSTALLED)

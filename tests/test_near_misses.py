@@ -1,0 +1,272 @@
+"""Near misses for every check: beside its planted defect, what must and must not
+be reported (the boundary, NULL and missing fields, a legal look-alike, the same
+fact reported once), and the configuration that turns it off or narrows it.
+
+As ruff keeps a rule's cases with the exact output expected, the exact findings
+of each case (check, severity, record, file, field, message, line) are kept as
+snapshots (syrupy, tests/__snapshots__/): a change of wording or of count shows
+in review. ``pytest tests/test_near_misses.py --snapshot-update`` writes them
+anew after a deliberate change; read the diff before committing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import sqlite_utils
+
+from labnote_index.checks.catalogue import load_checks, run_checks
+from labnote_index.read.settings import Settings
+
+from .helpers import Repo, findings_of
+from .test_checks import (
+    PLANTED,
+    _accepted_response,
+    _answered_message,
+    _first_packet,
+    _manifest,
+    _tag,
+)
+
+DEFAULTS = {c.id: c.severity for c in load_checks()}
+
+
+def rows(db: sqlite_utils.Database) -> list[tuple[Any, ...]]:
+    """A build's findings as the snapshots keep them: what a reviewer reads."""
+    return sorted(
+        (f["check"], f["severity"], f["record_id"], f["file"], f["field"], f["message"], f["line"])
+        for f in findings_of(db)
+    )
+
+
+def _settings(check_id: str, **kwargs: Any) -> Settings | None:
+    """Settings that leave every check as it is but turn ``check_id`` on, when it
+    is off by default, as the planted defect's test does."""
+    severity = dict(kwargs.pop("severity", {}))
+    if DEFAULTS[check_id] == "off":
+        severity.setdefault(check_id, "warning")
+    return Settings(severity=severity, **kwargs) if severity or kwargs else None
+
+
+@pytest.mark.parametrize(
+    "check_id, plant", PLANTED, ids=[f"{c}-{i}" for i, (c, _) in enumerate(PLANTED)]
+)
+def test_a_planted_defect_gives_exactly_these_findings(repo: Repo, check_id, plant, snapshot):
+    """The whole list, not only the check's: a second check reporting the same
+    fact, or a finding lost, changes it."""
+    plant(repo)
+    found = rows(repo.index(settings=_settings(check_id)))
+    assert any(f[0] == check_id for f in found)
+    assert found == snapshot
+
+
+@pytest.mark.parametrize(
+    "check_id, plant", PLANTED, ids=[f"{c}-{i}" for i, (c, _) in enumerate(PLANTED)]
+)
+def test_configuration_narrows_exactly_that_check_on_exactly_that_file(
+    repo: Repo, check_id, plant
+):
+    """per-file-ignores for the check and its file drops those findings and no
+    other; for another glob, or another check, it drops nothing; severity moves
+    the check's findings and only them; off removes them."""
+    damaged = plant(repo)
+    db = repo.index(settings=_settings(check_id))
+    every = rows(db)
+
+    def with_settings(**kwargs: Any) -> list[tuple[Any, ...]]:
+        run_checks(db, settings=_settings(check_id, **kwargs))
+        return rows(db)
+
+    ignored = with_settings(per_file_ignores={damaged: (check_id,)})
+    assert ignored == [f for f in every if not (f[0] == check_id and f[3] == damaged)]
+    assert len(ignored) < len(every)
+    other = next(c for c in sorted(DEFAULTS) if c != check_id)
+    assert with_settings(per_file_ignores={damaged: (other,)}) == [
+        f for f in every if not (f[0] == other and f[3] == damaged)
+    ]
+    assert with_settings(per_file_ignores={"elsewhere/*": (check_id,)}) == every
+    assert with_settings(per_file_ignores={damaged + "x": (check_id,)}) == every
+    moved = "error" if DEFAULTS[check_id] != "error" else "warning"
+    assert with_settings(severity={check_id: moved}) == sorted(
+        (f[0], moved if f[0] == check_id else f[1], *f[2:]) for f in every
+    )
+    assert with_settings(severity={check_id: "off"}) == [f for f in every if f[0] != check_id]
+
+
+# ---- hand-written near misses: (check, case, change). A case named legal-...
+# must give no finding of its check at all; every case's findings are snapshots.
+
+
+def _set(pattern: str, **changes: Any) -> Callable[[Repo], str]:
+    return lambda r: r.edit(r.first(pattern), **changes)
+
+
+def _accepted_tag(r: Repo, **changes: Any) -> str:
+    return r.edit(_tag(r, "accepted"), **changes)
+
+
+def _created(r: Repo, rel: str) -> str:
+    return r.load(rel)["created_at"]
+
+
+def _accepted_at(r: Repo, shift: str) -> str:
+    """An accepted tag accepted when it was created, or a second before."""
+    rel = _tag(r, "accepted")
+    created = _created(r, rel)
+    return r.edit(rel, accepted_at=created if shift == "same" else _one_second_before(created))
+
+
+def _one_second_before(timestamp: str) -> str:
+    from datetime import datetime, timedelta
+
+    when = datetime.fromisoformat(timestamp.replace("Z", "+00:00")) - timedelta(seconds=1)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _same_day_late(r: Repo) -> str:
+    rel = _first_packet(r)
+    day = r.load(rel)["packet_id"][:8]
+    return r.edit(rel, created_at=f"{day[:4]}-{day[4:6]}-{day[6:]}T23:59:59Z")
+
+
+def _next_day(r: Repo) -> str:
+    rel = _first_packet(r)
+    day = r.load(rel)["packet_id"][:8]
+    return r.edit(rel, created_at=f"{day[:4]}-{day[4:6]}-{int(day[6:]) + 1:02d}T00:00:00Z")
+
+
+def _move_packet_to(r: Repo, new_dir: str) -> str:
+    rel = _first_packet(r)
+    return r.move(rel, f"{new_dir}/{rel.rsplit('/', 1)[1]}")
+
+
+def _response_status(r: Repo, status: str, **changes: Any) -> str:
+    return r.edit(_accepted_response(r), status=status, **changes)
+
+
+def _second_version(r: Repo, status: str) -> str:
+    """researcher's packet-v001 copied whole as packet-v002 (with ``status``)."""
+    import shutil
+
+    rel = _manifest("researcher")
+    old = r.root / rel.rsplit("/", 1)[0]
+    shutil.copytree(old, old.with_name("packet-v002"))
+    newer = rel.replace("packet-v001", "packet-v002")
+    (r.root / newer.replace("handoff.manifest.json", "packet.lock.json")).unlink(missing_ok=True)
+    return r.edit(newer, packet_version="packet-v002", status=status)
+
+
+def _superseded_with_newer(r: Repo) -> str:
+    """researcher's packet-v001 superseded by a packet-v002 of its own."""
+    _second_version(r, "draft")
+    return r.edit(_manifest("researcher"), status="superseded")
+
+
+def _superseded_newest(r: Repo) -> str:
+    """packet-v002 superseded while packet-v001 is the only other: no newer one."""
+    return _second_version(r, "superseded")
+
+
+def _input(r: Repo, **changes: Any) -> str:
+    rel = _manifest("product-prd")
+    data = r.load(rel)
+    data["input_packets"][0].update(changes)
+    r.save(rel, data)
+    return rel
+
+
+def _reply_back(r: Repo, reply_to: str | None) -> str:
+    """A message whose response_message_id names a reply; that reply's reply_to."""
+    for rel in r.files("registry/messages/*/*.json"):
+        data = r.load(rel)
+        if data.get("response_message_id"):
+            target = next(
+                f
+                for f in r.files("registry/messages/*/*.json")
+                if r.load(f)["message_id"] == data["response_message_id"]
+            )
+            back = data["message_id"] if reply_to == "self" else reply_to
+            return r.edit(target, reply_to=back)
+    raise AssertionError("no message names a response_message_id")
+
+
+def _same_id_other_type(r: Repo) -> str:
+    """A response given a packet's ID: IDs are unique per type, not across types."""
+    packet_id = r.load(_first_packet(r))["packet_id"]
+    rel = r.first("registry/responses/*/*.json")
+    data = r.load(rel)
+    old = data["response_id"]
+    r.edit(rel, response_id=packet_id)
+    return r.move(rel, rel.replace(old, packet_id))
+
+
+def _duplicate_twice(r: Repo) -> str:
+    rel = _first_packet(r)
+    data = r.load(rel)
+    for n in (2, 3):
+        r.save(rel.replace(".json", f"-copy{n}.json"), data)
+    return rel
+
+
+NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
+    ("timestamp_order", "legal-equal", lambda r: _accepted_at(r, "same")),
+    ("timestamp_order", "one-second-before", lambda r: _accepted_at(r, "before")),
+    ("timestamp_order", "legal-null", lambda r: _accepted_tag(r, accepted_at=None)),
+    ("location_id_date", "legal-last-second-of-the-day", _same_day_late),
+    ("location_id_date", "next-day", _next_day),
+    ("location_year_dir", "legal-not-a-year-directory",
+     lambda r: _move_packet_to(r, "registry/packets/x")),
+    ("response_decision", "empty-accepted-by", lambda r: _response_status(r, "accepted",
+                                                                          accepted_by="")),
+    ("response_decision", "rejected-without-decision",
+     lambda r: _response_status(r, "rejected", decision_at=None)),
+    ("response_decision", "legal-pending-without-decision",
+     lambda r: _response_status(r, "pending_review", accepted_by=None, decision_at=None)),
+    ("answered_without_response", "legal-in-review",
+     _set("registry/packets/*/*.json", status="in_review")),
+    ("handoff_superseded", "legal-newer-exists", _superseded_with_newer),
+    ("handoff_superseded", "newest-superseded", _superseded_newest),
+    ("input_packet_status", "null", lambda r: _input(r, status_at_consumption=None)),
+    ("input_packet_status", "legal-draft", lambda r: _input(r, status_at_consumption="draft")),
+    ("input_packet_status", "not-a-status", lambda r: _input(r, status_at_consumption="done")),
+    ("reply_not_reciprocal", "legal-replies-back", lambda r: _reply_back(r, "self")),
+    ("reply_not_reciprocal", "reply-to-null", lambda r: _reply_back(r, None)),
+    ("duplicate_id", "legal-same-id-other-type", _same_id_other_type),
+    ("duplicate_id", "three-copies-each-once", _duplicate_twice),
+    ("reference_unresolved", "id-of-another-type",
+     lambda r: r.edit(_answered_message(r), reply_to=r.load(_first_packet(r))["packet_id"])),
+    ("tag_unresolved", "legal-deprecated-is-not-unresolved",
+     lambda r: r.edit(_first_packet(r), tags=["old-format"])),
+    ("tag_unresolved", "each-use-once", lambda r: r.edit(_first_packet(r),
+                                                          tags=["no-such", "no-such"])),
+    ("stray_file", "legal-registry-readme", lambda r: r.write("registry/README.md", "# R\n")),
+    ("markdown_link_missing", "legal-directory-and-fragment",
+     lambda r: r.write("docs/notes.md", "[d](workflow/) [f](workflow/README.md#top)\n")
+     and r.write("docs/workflow/README.md", "# W\n")),
+    ("markdown_link_missing", "legal-code-span", lambda r: r.write("docs/notes.md",
+                                                                   "`[x](gone.md)`\n")),
+    ("markdown_link_outside", "legal-up-to-the-root",
+     lambda r: r.write("docs/notes.md", "[top](../README.md)\n") and r.write("README.md", "x\n")),
+    ("accepted_tag", "legal-proposed-without-acceptance",
+     lambda r: r.edit(_tag(r, "proposed"), accepted_by=None, accepted_at=None)),
+    ("message_recipient", "legal-group-instead",
+     lambda r: r.edit(_answered_message(r), to_visitor_id=None, to_group="ops")),
+    ("provenance", "legal-operator-authored-without-sources",
+     _set("registry/packets/*/*.json", content_origin="operator_authored", source_refs=[])),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "check_id, case, change", NEAR_MISSES, ids=[f"{c}-{n}" for c, n, _ in NEAR_MISSES]
+)
+def test_near_miss(repo: Repo, check_id: str, case: str, change, snapshot):
+    assert check_id in DEFAULTS, f"no check {check_id}"
+    change(repo)
+    found = rows(repo.index(settings=_settings(check_id)))
+    if case.startswith("legal-"):
+        assert [f for f in found if f[0] == check_id] == [], found
+    else:
+        assert [f for f in found if f[0] == check_id], f"{check_id} did not fire: {found}"
+    assert found == snapshot
