@@ -268,7 +268,8 @@ def build(
     "--no-db",
     is_flag=True,
     help="With REPO: index into a temporary file, removed afterwards (nothing is "
-    "left behind; for hooks and one-off checks).",
+    "left behind): what a check of REPO does without --db or --cache; said "
+    "explicitly for scripts.",
 )
 @click.option(
     "--cache",
@@ -328,8 +329,11 @@ def check(
 ) -> None:
     """Check a repository (or an existing index) and report findings.
 
-    With REPO the index is built first (same arguments as build); with only
-    --db the existing index is checked again. FILES (paths relative to REPO
+    With REPO the index is built first (same arguments as build) into a
+    temporary file, removed afterwards (nothing is written into the
+    repository or anywhere else), or into --db, or into the repository's
+    cache (--cache), which later runs build on incrementally; with only --db
+    the existing index is checked again. FILES (paths relative to REPO
     or to the current directory) limit what is reported, not what is
     indexed: the whole repository is indexed, incrementally, and the
     findings on those files (or under those directories) are shown. With --base REV the repository
@@ -381,7 +385,10 @@ def check(
     if show_settings:
         click.echo(settings.show())
         return
-    db = None if no_db else api.cache_index(repo) if cache and repo is not None else db_path
+    # With REPO a check writes nothing unless asked to: without --db (or --cache)
+    # its index is a temporary file, never a labnote.db left in a work tree.
+    kept = db_given or cache
+    db = api.cache_index(repo) if cache and repo is not None else db_path if kept else None
     if repo is None:
         found = api.check(db_path, jobs=jobs, settings=settings)
     elif base is not None:
@@ -644,15 +651,22 @@ def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path 
 @click.argument("repo", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--base", metavar="REV", required=True, help="The git revision to compare with.")
 @click.option("--head", metavar="REV", help="The revision to compare (default: the working tree).")
-@_db_option
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Index the head into this file and keep it, with the changes (for "
+    "serve's story pages); without it the index is temporary and removed.",
+)
 @_format_option(["text", "json", "csv"])
-def diff_command(repo: Path, base: str, head: str | None, db_path: Path, fmt: str) -> None:
+def diff_command(repo: Path, base: str, head: str | None, db_path: Path | None, fmt: str) -> None:
     """What changed between two revisions, record by record, for reviewers.
 
     Records and handoff packets added and removed, status changes, moves,
-    references added and removed, and other edits. The head is indexed into
-    --db, which keeps the changes too (for serve's story pages); the base is
-    read from git objects without a checkout.
+    references added and removed, and other edits. The head is indexed into a
+    temporary file, or into --db, which keeps the changes too (for serve's
+    story pages); the base is read from git objects without a checkout.
+    Nothing is written into the repository.
     """
     rows = [vars(c) for c in api.diff(repo, base, head, db=db_path)]
     _echo_rows(rows, api.DIFF_KEYS, fmt, report.diff_text)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from labnote_index.checks.catalogue import FINDING_KEYS
 from labnote_index.cli import cli
 
-from .helpers import BAD_INPUTS, SAMPLE_REPO, Repo, git
+from .helpers import BAD_INPUTS, ROOT, SAMPLE_REPO, Repo, git
 
 
 def run(*args: str):
@@ -415,3 +415,33 @@ def test_every_listing_gives_json_and_csv_from_one_writer(sample_repo, tmp_path:
         assert [list(r) for r in as_csv] == [list(keys)] * len(as_csv)
         shown = [{k: "" if v is None else str(v) for k, v in r.items()} for r in as_json]
         assert as_csv == shown, args
+
+
+def test_a_directory_holding_repositories_is_not_one(sample_repo, tmp_path: Path):
+    """`check /tmp` was one repository because projects deep inside it have handoff
+    packets: it reported their findings and wrote a 54 MB index. It is exit 2,
+    naming the repositories below, before anything is read."""
+    import shutil
+
+    holder = tmp_path / "holder"
+    deep = holder / "projects" / "code-role"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "code_role", deep)
+    shutil.copytree(sample_repo.root, holder / "lab")
+    result = CliRunner().invoke(cli, ["check", str(holder), "--db", str(tmp_path / "x.db")])
+    assert result.exit_code == 2, result.output
+    assert "is not a LabNote repository" in result.output
+    assert f"repositories below it: {holder / 'lab'}, {deep}" in result.output
+    assert not (tmp_path / "x.db").exists()
+    assert CliRunner().invoke(cli, ["check", str(deep)]).exit_code == 0  # each is one
+
+
+def test_a_check_without_db_writes_nothing_into_the_work_tree(sample_repo, monkeypatch):
+    """check REPO and diff, run inside the repository, left labnote.db there."""
+    git(sample_repo.root, "init", "-q", "-b", "main")
+    git(sample_repo.root, "add", "-A")
+    git(sample_repo.root, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(sample_repo.root)
+    assert CliRunner().invoke(cli, ["check", "."]).exit_code == 1
+    assert CliRunner().invoke(cli, ["check", ".", "--base", "HEAD"]).exit_code == 1
+    assert CliRunner().invoke(cli, ["diff", ".", "--base", "HEAD"]).exit_code == 0
+    assert git(sample_repo.root, "status", "--porcelain", "--ignored") == ""

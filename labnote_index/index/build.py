@@ -159,11 +159,11 @@ def build_index(
         "exclude": list(exclude_patterns),
     }
     PHASES.reset()
+    if not files:
+        _is_a_repository(repo)
     incremental = exists and not full and not files and _same_settings(db_path, settings)
     found = named_files(files) if files else discover(repo, sandbox.entered, exclude)
     PHASES.mark("walk")
-    if not files:
-        _is_a_repository(repo, found)
     if jobs > 1 and not incremental and len(found) >= 2 * MIN_PART:
         start_workers_early()  # it imports what they need while this process starts
     checks = check_fingerprint if check is not None else None
@@ -188,22 +188,62 @@ def build_index(
         PHASES.write()
 
 
-def _is_a_repository(repo: Path, found: Sequence[DiscoveredFile]) -> None:
-    """A LabNote repository has a registry/ or a handoff packet: a gate pointed one
-    level too deep, or at an empty directory, must not pass for a clean one."""
-    if (repo / "registry").is_dir() or any(f.kind in HANDOFF_KINDS for f in found):
+def _is_a_repository(repo: Path) -> None:
+    """A LabNote repository has registry/ or the handoff layout (docs/workflow/)
+    at its root: a gate pointed one level too deep, at an empty directory or at
+    a directory that merely holds repositories (/tmp) must not pass for one.
+    Asked before anything is read."""
+    if (repo / "registry").is_dir() or (repo / HANDOFF_ROOT).is_dir():
         return
     here = repo.resolve()
     above = next((p for p in here.parents if (p / "registry").is_dir()), None)
-    hint = f": did you mean {above}?" if above is not None and above != here else ""
+    below = repositories_below(here)
+    if above is not None and above != here:
+        hint = f": did you mean {above}?"
+    elif below:
+        more = f" and {len(below) - 3} more" if len(below) > 3 else ""
+        hint = f"; repositories below it: {', '.join(map(str, below[:3]))}{more}"
+    else:
+        hint = ""
     raise NotARepository(
         f"{repo} is not a LabNote repository: it has no registry/ directory and no handoff "
-        "packet (docs/workflow/roles/<role>/reports/<milestone>/packet-vNNN/"
-        f"handoff.manifest.json); give the repository's root{hint}"
+        f"packet layout ({HANDOFF_ROOT}/ at its root, as in docs/workflow/roles/<role>/"
+        f"reports/<milestone>/packet-vNNN/handoff.manifest.json); give the repository's "
+        f"root{hint}"
     )
 
 
-HANDOFF_KINDS = ("handoff_manifest", "packet_lock", "handoff_template")
+HANDOFF_ROOT = "docs/workflow"
+# How far below a directory that is no repository the repositories in it are
+# looked for (a bounded walk: the directory could be /tmp, or a home).
+BELOW_DEPTH, BELOW_DIRECTORIES = 3, 5000
+
+
+def repositories_below(root: Path) -> list[Path]:
+    """The LabNote repositories a few levels below ``root`` (dot-directories and
+    symlinks left out), breadth first, bounded in depth and in directories read."""
+    found: list[Path] = []
+    level, seen = [root], 0
+    for _ in range(BELOW_DEPTH):
+        deeper = []
+        for directory in level:
+            try:
+                entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                    continue
+                seen += 1
+                if seen > BELOW_DIRECTORIES:
+                    return found
+                path = Path(entry.path)
+                if (path / "registry").is_dir() or (path / HANDOFF_ROOT).is_dir():
+                    found.append(path)
+                else:
+                    deeper.append(path)
+        level = deeper
+    return found
 
 
 @dataclass
