@@ -65,9 +65,7 @@ def test_a_planted_defect_gives_exactly_these_findings(repo: Repo, check_id, pla
 @pytest.mark.parametrize(
     "check_id, plant", PLANTED, ids=[f"{c}-{i}" for i, (c, _) in enumerate(PLANTED)]
 )
-def test_configuration_narrows_exactly_that_check_on_exactly_that_file(
-    repo: Repo, check_id, plant
-):
+def test_configuration_narrows_exactly_that_check_on_exactly_that_file(repo: Repo, check_id, plant):
     """per-file-ignores for the check and its file drops those findings and no
     other; for another glob, or another check, it drops nothing; severity moves
     the check's findings and only them; off removes them."""
