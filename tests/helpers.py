@@ -84,6 +84,10 @@ class Repo:
             path.write_text(content, encoding="utf-8")
         return rel
 
+    def save_copy(self, rel: str, new_rel: str) -> str:
+        """A second file with the same content."""
+        return self.write(new_rel, (self.root / rel).read_bytes())
+
     def move(self, rel: str, new_rel: str) -> str:
         target = self.root / new_rel
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -200,6 +200,29 @@ def _same_id_other_type(r: Repo) -> str:
     return r.move(rel, rel.replace(old, packet_id))
 
 
+def _copies(r: Repo, n: int) -> str:
+    rel = _first_packet(r)
+    data = r.load(rel)
+    for k in range(n):
+        r.save(rel.replace(".json", f"-copy{k}.json"), data)
+    return rel
+
+
+def _duplicate_beside_another_type(r: Repo) -> str:
+    """A duplicated packet ID that a response has too: the response is no copy."""
+    _copies(r, 1)
+    return _same_id_other_type(r)
+
+
+def _two_without_ids(r: Repo) -> str:
+    """Two packets that lack packet_id: schema errors, not duplicates of each other."""
+    rel = _first_packet(r)
+    data = r.load(rel)
+    del data["packet_id"]
+    r.save(rel, data)
+    return r.save_copy(rel, rel.replace(".json", "-b.json"))
+
+
 def _duplicate_twice(r: Repo) -> str:
     rel = _first_packet(r)
     data = r.load(rel)
@@ -233,6 +256,9 @@ NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
     ("reply_not_reciprocal", "reply-to-null", lambda r: _reply_back(r, None)),
     ("duplicate_id", "legal-same-id-other-type", _same_id_other_type),
     ("duplicate_id", "three-copies-each-once", _duplicate_twice),
+    ("duplicate_id", "six-copies-five-named", lambda r: _copies(r, 5)),
+    ("duplicate_id", "beside-the-same-id-of-another-type", _duplicate_beside_another_type),
+    ("duplicate_id", "legal-two-without-ids", _two_without_ids),
     ("reference_unresolved", "id-of-another-type",
      lambda r: r.edit(_answered_message(r), reply_to=r.load(_first_packet(r))["packet_id"])),
     ("tag_unresolved", "legal-deprecated-is-not-unresolved",
