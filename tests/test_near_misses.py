@@ -294,3 +294,24 @@ def test_near_miss(repo: Repo, check_id: str, case: str, change, snapshot):
     else:
         assert [f for f in found if f[0] == check_id], f"{check_id} did not fire: {found}"
     assert found == snapshot
+
+
+LAYOUT_CHECKS = {
+    c.id for c in load_checks() if c.id.startswith(("location_", "artifact_location", "lifecycle"))
+}
+
+
+def test_the_layout_rules_bind_outside_registry_only_when_enforced(repo: Repo, snapshot):
+    """A record named alone from outside registry/ (build REPO FILE): its place is
+    judged only with enforce-layout, by every layout rule that applies to it."""
+    rel = _first_packet(repo)
+    data = repo.load(rel)
+    old_artifact = data["path"]
+    repo.move(old_artifact, "notes/elsewhere.md")
+    outside = "notes/2024/misnamed.json"
+    repo.save(outside, dict(data, path="notes/elsewhere.md", status="archived"))
+    loose = rows(repo.index(files=[outside]))
+    assert [f for f in loose if f[0] in LAYOUT_CHECKS] == []
+    enforced = rows(repo.index(files=[outside], enforce_layout=True))
+    assert {f[0] for f in enforced} & LAYOUT_CHECKS >= {"artifact_location", "location_filename"}
+    assert enforced == snapshot
