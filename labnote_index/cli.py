@@ -636,7 +636,7 @@ def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path 
     if check_only:
         stale = api.stale_views(generated, out)
         for path, diff in stale:
-            click.echo(f"stale: {path}")
+            click.echo(f"{'missing' if diff == 'missing' else 'stale'}: {path}")
             if diff != "missing":  # the committed file's lines are repository content
                 # Split at newlines only: every other control character is shown escaped.
                 click.echo("\n".join(shown(line) for line in diff.rstrip("\n").split("\n")))

@@ -354,3 +354,16 @@ def test_a_killed_view_writers_leftovers_are_cleared_and_never_a_finding(repo: R
     assert [
         f for f in findings_of(repo.index()) if f["check"] in ("stray_file", "view_stale")
     ] == []
+
+
+def test_check_says_missing_for_a_view_that_is_not_there(repo: Repo, tmp_path: Path):
+    db = tmp_path / "v.db"
+    assert views(repo.root, db).exit_code == 0
+    (repo.root / "registry" / "visit_registry.csv").unlink()
+    repo.edit(repo.first("registry/packets/*/*.json"), status="archived")
+    result = views(repo.root, db, "--check")
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert any(line.startswith("missing: ") and "visit_registry.csv" in line for line in lines)
+    assert not any(line.startswith("stale: ") and "visit_registry.csv" in line for line in lines)
+    assert any(line.startswith("stale: ") and "packet_registry.csv" in line for line in lines)
