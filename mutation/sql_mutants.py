@@ -17,13 +17,14 @@ once into an index, and a mutant whose query gives other rows than the
 original's on any of them (record, file, field, message, line: what the
 snapshots hold) is killed by those tests, without running them again. A mutant
 that changes no case's rows, and every mutant of a transition check, runs the
-tests that name its check (``-k CHECK``, over the check suites), then the
-suites that hold every check (planted defects, near misses, transitions) whole. What no
+tests that name its check (``-k CHECK``, over the check suites), and with
+``--thorough`` a survivor runs the suites that hold every check (planted
+defects, near misses, transitions) whole. What no
 test kills is listed with its file, line and mutation; a mutant that cannot
 change any answer is named with why in ``mutation/equivalent.txt`` (``file:line:column:
 mutation  # why``) and not counted as a survivor.
 
-    python mutation/sql_mutants.py [--check ID ...] [--jobs N] [--list]
+    python mutation/sql_mutants.py [--check ID ...] [--jobs N] [--list] [--thorough]
 
 The working tree's file is changed while its mutant runs and restored after
 (also on Ctrl-C); run it on a clean checkout.
@@ -49,6 +50,7 @@ EQUIVALENT = Path(__file__).resolve().parent / "equivalent.txt"
 # The suites whose tests name the check they hold (run first, -k CHECK), and
 # those that hold every check (run whole for a mutant the first leave alive).
 WHOLE = ["tests/test_near_misses.py", "tests/test_checks.py", "tests/test_revisions.py"]
+THOROUGH = False  # --thorough: a mutant the named tests leave alive runs WHOLE too
 SUITES = [
     "tests/test_checks.py",
     "tests/test_near_misses.py",
@@ -295,7 +297,7 @@ def killed(mutant: Mutant, tree: Path) -> bool:
         first = _pytest(tree, *suites, "-k", mutant.check)
         if first not in (0, 5):  # failed: killed (5: no test has its name)
             return True
-        return _pytest(tree, *WHOLE) != 0
+        return THOROUGH and _pytest(tree, *WHOLE) != 0
     finally:
         target.write_text(original, encoding="utf-8")
 
@@ -313,7 +315,12 @@ def main() -> int:
     parser.add_argument("--check", nargs="+", help="only the mutants of these checks")
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once")
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
+    parser.add_argument(
+        "--thorough", action="store_true", help="run the whole check suites for a survivor"
+    )
     args = parser.parse_args()
+    global THOROUGH
+    THOROUGH = args.thorough
     found = all_mutants(args.check)
     if args.list:
         for m in found:

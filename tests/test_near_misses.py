@@ -223,6 +223,14 @@ def _two_without_ids(r: Repo) -> str:
     return r.save_copy(rel, rel.replace(".json", "-b.json"))
 
 
+def _manifest_without_handoff_to(r: Repo, **changes: Any) -> str:
+    rel = _manifest("researcher")
+    data = r.load(rel)
+    del data["handoff_to"]
+    r.save(rel, data | changes)
+    return rel
+
+
 def _duplicate_twice(r: Repo) -> str:
     rel = _first_packet(r)
     data = r.load(rel)
@@ -277,6 +285,19 @@ NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
      lambda r: r.edit(_tag(r, "proposed"), accepted_by=None, accepted_at=None)),
     ("message_recipient", "legal-group-instead",
      lambda r: r.edit(_answered_message(r), to_visitor_id=None, to_group="ops")),
+    ("handoff_schema", "return-to-names-no-role",
+     lambda r: _manifest_without_handoff_to(r, return_to="")),
+    ("handoff_schema", "return-to-blank", lambda r: _manifest_without_handoff_to(r,
+                                                                                return_to="  ")),
+    ("handoff_schema", "legal-return-to-a-role",
+     lambda r: _manifest_without_handoff_to(r, return_to="workflow-orchestrator")),
+    ("handoff_schema", "placeholder-date",
+     lambda r: r.edit(_manifest("researcher"), created_at="YYYY-MM-DD")),
+    ("handoff_schema", "placeholder-in-an-input-path",
+     lambda r: _input(r, manifest="docs/workflow/roles/researcher/reports/<milestone>/"
+                                  "packet-v001/handoff.manifest.json")),
+    ("handoff_schema", "legal-angle-brackets-in-prose",
+     lambda r: r.edit(_manifest("researcher"), summary="Compares a <= b, and x > y.")),
     ("provenance", "legal-operator-authored-without-sources",
      _set("registry/packets/*/*.json", content_origin="operator_authored", source_refs=[])),
 ]  # fmt: skip

@@ -126,7 +126,48 @@ def validate_handoff(kind: str, data: dict[str, Any]) -> list[Problem]:
     if model is Manifest and data.get("handoff_to") is None and data.get("return_to") is None:
         message = "required field handoff_to (or return_to) is missing"
         problems.append(Problem("handoff_to", "missing_next_role", message))
+    elif model is Manifest and data.get("handoff_to") is None:
+        back = data.get("return_to")
+        if isinstance(back, str) and not back.strip():  # says it, but names no role
+            message = f"return_to {back!r} names no role: name the role the packet goes to"
+            problems.append(Problem("return_to", "missing_next_role", message))
+    if kind == "handoff_manifest":  # a packet, not a template: no placeholder is left
+        problems += _placeholders(data)
     return problems
+
+
+# What a packet template holds where a packet holds values (packet-schema's
+# templates): a date of YYYY-MM-DD, the milestone "template", "<milestone>" in a path.
+_DATE_PLACEHOLDER = "YYYY-MM-DD"
+_ANGLED = re.compile(r"<[A-Za-z_-]{1,40}>")
+
+
+def _placeholders(data: dict[str, Any]) -> list[Problem]:
+    """The template placeholders a packet still holds, in the fields templates
+    put them in (a fixed set of fields and one level of entries: no recursion)."""
+    found = []
+
+    def look(field: str, value: Any) -> None:
+        if not isinstance(value, str):
+            return
+        angled = _ANGLED.search(value)
+        if value == _DATE_PLACEHOLDER or (field.endswith("milestone") and value == "template"):
+            message = f"{field} is the template placeholder {value!r}: give the packet's own"
+        elif angled:
+            message = f"{field} holds the placeholder {angled.group()}: give the packet's own"
+        else:
+            return
+        found.append(Problem(field, "placeholder", message))
+
+    for field in ("created_at", "updated_at", "milestone", "summary"):
+        look(field, data.get(field))
+    for array, keys in (("documents", ("path",)), ("input_packets", ("milestone", "manifest"))):
+        entries = data.get(array)
+        for n, entry in enumerate(entries if isinstance(entries, list) else []):
+            if isinstance(entry, dict):
+                for key in keys:
+                    look(f"{array}[{n}].{key}", entry.get(key))
+    return found
 
 
 def packet_location(packet_dir: str) -> dict[str, str | None]:
