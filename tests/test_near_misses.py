@@ -214,6 +214,30 @@ def _duplicate_beside_another_type(r: Repo) -> str:
     return _same_id_other_type(r)
 
 
+def _groups_in_two_types(r: Repo) -> str:
+    """Two duplicated packet IDs, and one of them duplicated as a response too:
+    each copy names the files of its own group, of its own type."""
+    packets = r.files("registry/packets/*/*.json")[:2]
+    for rel in packets:
+        r.save_copy(rel, rel.replace(".json", "-copy.json"))
+    _same_id_other_type(r)
+    response = next(
+        f
+        for f in r.files("registry/responses/*/*.json")
+        if r.load(f)["response_id"] == r.load(packets[0])["packet_id"]
+    )
+    return r.save_copy(response, response.replace(".json", "-copy.json"))
+
+
+def _packet_symlink(r: Repo) -> str:
+    """A symlink among a packet's files: never followed, a file that cannot be read."""
+    import os
+
+    rel = _manifest("researcher")
+    os.symlink("report.md", r.root / rel.replace("handoff.manifest.json", "alias.md"))
+    return rel
+
+
 def _two_without_ids(r: Repo) -> str:
     """Two packets that lack packet_id: schema errors, not duplicates of each other."""
     rel = _first_packet(r)
@@ -265,6 +289,9 @@ NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
     ("duplicate_id", "legal-same-id-other-type", _same_id_other_type),
     ("duplicate_id", "three-copies-each-once", _duplicate_twice),
     ("duplicate_id", "six-copies-five-named", lambda r: _copies(r, 5)),
+    ("duplicate_id", "five-copies-all-named", lambda r: _copies(r, 4)),
+    ("duplicate_id", "two-groups-and-another-type", _groups_in_two_types),
+    ("file_unreadable", "a-symlink-among-a-packets-files", _packet_symlink),
     ("duplicate_id", "beside-the-same-id-of-another-type", _duplicate_beside_another_type),
     ("duplicate_id", "legal-two-without-ids", _two_without_ids),
     ("reference_unresolved", "id-of-another-type",
