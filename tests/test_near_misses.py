@@ -26,6 +26,7 @@ from .test_checks import (
     _accepted_response,
     _answered_message,
     _first_packet,
+    _lock,
     _manifest,
     _tag,
 )
@@ -328,6 +329,105 @@ NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
     ("provenance", "legal-operator-authored-without-sources",
      _set("registry/packets/*/*.json", content_origin="operator_authored", source_refs=[])),
 ]  # fmt: skip
+
+
+def _researcher(**changes: Any) -> Callable[[Repo], str]:
+    """An edit of researcher's packet (not locked: its edits drift no lock)."""
+    return lambda r: r.edit(_manifest("researcher"), **changes)
+
+
+def _entry(rel_of: Callable[[], str], array: str, n: int, **changes: Any) -> Callable[[Repo], str]:
+    """An edit of entry ``n`` of a manifest's or lock's array (a value None drops it)."""
+
+    def change(r: Repo) -> str:
+        rel = rel_of()
+        data = r.load(rel)
+        entry = data[array][n]
+        entry.update(changes)
+        r.save(rel, data)
+        return rel
+
+    return change
+
+
+def _document(path: Any, required: bool = True) -> Callable[[Repo], str]:
+    return _entry(lambda: _manifest("researcher"), "documents", 0, path=path, required=required)
+
+
+def _loose_manifest(r: Repo) -> str:
+    """A manifest outside the roles/<role>/reports/<milestone>/packet-vNNN/ layout."""
+    return r.save_copy(_manifest("researcher"), "docs/workflow/loose/handoff.manifest.json")
+
+
+def _lock_alone(r: Repo) -> str:
+    (r.root / _manifest("architect")).unlink()
+    return _lock()
+
+
+def _subdirectory_document(r: Repo) -> str:
+    packet = _manifest("researcher").rsplit("/", 1)[0]
+    r.write(f"{packet}/sub/doc.md", "# doc\n")
+    r.write(f"{packet}/notes..md", "# dots\n")
+    data = r.load(_manifest("researcher"))
+    data["documents"] = [
+        {"path": "sub/doc.md", "type": "report", "required": True},
+        {"path": "notes..md", "type": "report", "required": True},
+    ]
+    r.save(_manifest("researcher"), data)
+    return _manifest("researcher")
+
+
+def _ready(r: Repo, **changes: Any) -> str:
+    return r.edit(_manifest("researcher"), status="ready_for_next_role", **changes)
+
+
+def _locked_file_gone(r: Repo) -> str:
+    (r.root / _lock().replace("packet.lock.json", "report.md")).unlink()
+    return _lock()
+
+
+def _prd_input(**changes: Any) -> Callable[[Repo], str]:
+    return _entry(lambda: _manifest("product-prd"), "input_packets", 0, **changes)
+
+
+HANDOFF_NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
+    ("handoff_directory", "role-disagrees", _researcher(role="architect")),
+    ("handoff_directory", "role-null", _researcher(role=None)),
+    ("handoff_directory", "version-disagrees", _researcher(packet_version="packet-v002")),
+    ("handoff_directory", "milestone-null", _researcher(milestone=None)),
+    ("handoff_directory", "not-at-the-layout", _loose_manifest),
+    ("handoff_lock_mismatch", "milestone-disagrees", lambda r: r.edit(_lock(), milestone="m9")),
+    ("handoff_lock_mismatch", "version-disagrees",
+     lambda r: r.edit(_lock(), packet_version="packet-v002")),
+    ("handoff_lock_mismatch", "role-null", lambda r: r.edit(_lock(), role=None)),
+    ("handoff_lock_mismatch", "lock-alone", _lock_alone),
+    ("handoff_ready_blocked", "blocked-null", lambda r: _ready(r, blocked=None)),
+    ("handoff_ready_blocked", "legal-draft-blocked", _researcher(blocked=True)),
+    ("handoff_document_missing", "legal-not-required", _document("absent.md", required=False)),
+    ("handoff_document_missing", "required-and-absent", _document("absent.md")),
+    ("handoff_document_missing", "legal-outside-is-document-paths", _document("../x.md")),
+    ("handoff_document_path", "empty", _document("")),
+    ("handoff_document_path", "dot-dot", _document("..")),
+    ("handoff_document_path", "ends-in-dot-dot", _document("sub/..")),
+    ("handoff_document_path", "dot-dot-inside", _document("sub/../../x.md")),
+    ("handoff_document_path", "absolute", _document("/etc/passwd")),
+    ("handoff_document_path", "null", _document(None)),
+    ("handoff_document_path", "legal-sub-directory-and-dots-in-a-name", _subdirectory_document),
+    ("handoff_unknown_field", "in-an-input", _prd_input(priority="high")),
+    ("handoff_unknown_field", "in-a-lock", lambda r: r.edit(_lock(), signed_by="x")),
+    ("input_packet_consumption", "null", _prd_input(consumption_status=None)),
+    ("input_packet_consumption", "rejected", _prd_input(consumption_status="rejected")),
+    ("input_packet_lock", "ready-upstream-without-lock",
+     lambda r: _ready(r) and _prd_input(status_at_consumption="ready_for_next_role")(r)),
+    ("input_packet_lock", "legal-unresolved-is-unresolveds",
+     _prd_input(status_at_consumption="ready_for_next_role", manifest="docs/none.json")),
+    ("input_packet_mismatch", "milestone-disagrees", _prd_input(milestone="milestone-2")),
+    ("input_packet_mismatch", "role-null", _prd_input(role=None)),
+    ("handoff_lock_drift", "recorded-null", _entry(_lock, "files", 1, sha256=None)),
+    ("handoff_lock_drift", "locked-file-gone", _locked_file_gone),
+    ("handoff_lock_missing", "legal-draft-without-lock", _researcher(status="draft")),
+]  # fmt: skip
+NEAR_MISSES += HANDOFF_NEAR_MISSES
 
 
 @pytest.mark.parametrize(
