@@ -161,6 +161,19 @@ def _mismatched_link(repo: Repo) -> str:
     return repo.edit(packet, response_packet_id=second["response_id"])
 
 
+def _answer_before_its_question(repo: Repo) -> str:
+    """A response created before the packet it answers (the same day: its ID's)."""
+    response = repo.first("registry/responses/*/*.json")
+    data = repo.load(response)
+    packet = next(
+        f
+        for f in repo.files("registry/packets/*/*.json")
+        if repo.load(f)["packet_id"] == data["source_packet_id"]
+    )
+    repo.edit(packet, created_at=data["created_at"][:10] + "T23:59:59Z")
+    return response
+
+
 def _legacy(repo: Repo) -> str:
     rel = repo.first("registry/visits/*/*.json")
     data = repo.load(rel)
@@ -329,6 +342,7 @@ PLANTED: list[tuple[str, Callable[[Repo], str]]] = HANDOFF_PLANTED + [
     ),
     ("response_link_mismatch", _mismatched_link),
     ("legacy_spelling", _legacy),
+    ("causal_order", _answer_before_its_question),
     ("markdown_link_missing", lambda r: r.write("docs/notes.md", "See [the plan](plan.md).\n")),
     ("markdown_link_outside", lambda r: r.write("docs/notes.md", "See [home](../../x.md).\n")),
     # Off by default (strict validation): turned on below for its planted defect.

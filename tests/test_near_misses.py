@@ -390,6 +390,49 @@ def _prd_input(**changes: Any) -> Callable[[Repo], str]:
     return _entry(lambda: _manifest("product-prd"), "input_packets", 0, **changes)
 
 
+def _cited_created(field: str, source: str, target: str, when: Callable[[str], str]):
+    """The first ``source`` record (a glob) whose ``field`` names a ``target``
+    record (type, ID field, glob): that record's created_at made ``when(the
+    source's created_at)``."""
+    target_glob, id_field = target.split(":")
+
+    def change(r: Repo) -> str:
+        by_id = {r.load(f)[id_field]: f for f in r.files(target_glob)}
+        for rel in r.files(source):
+            data = r.load(rel)
+            if data.get(field) in by_id:
+                r.edit(by_id[data[field]], created_at=when(data["created_at"]))
+                return rel
+        raise AssertionError(f"no {source} whose {field} names a record")
+
+    return change
+
+
+def _a_second_later(timestamp: str) -> str:
+    from datetime import datetime, timedelta
+
+    when = datetime.fromisoformat(timestamp.replace("Z", "+00:00")) + timedelta(seconds=1)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+PACKETS, MESSAGES = "registry/packets/*/*.json:packet_id", "registry/messages/*/*.json:message_id"
+CAUSAL_NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
+    ("causal_order", "legal-response-at-the-packets-second",
+     _cited_created("source_packet_id", "registry/responses/*/*.json", PACKETS, lambda t: t)),
+    ("causal_order", "response-a-second-before-its-packet",
+     _cited_created("source_packet_id", "registry/responses/*/*.json", PACKETS,
+                    _a_second_later)),
+    ("causal_order", "reply-a-second-before-its-message",
+     _cited_created("reply_to", "registry/messages/*/*.json", MESSAGES, _a_second_later)),
+    ("causal_order", "notification-before-its-message",
+     _cited_created("message_id", "registry/notifications/*/*.json", MESSAGES,
+                    _a_second_later)),
+    ("causal_order", "legal-a-time-julianday-cannot-read",
+     _cited_created("reply_to", "registry/messages/*/*.json", MESSAGES, lambda t: "soon")),
+]  # fmt: skip
+NEAR_MISSES += CAUSAL_NEAR_MISSES
+
+
 HANDOFF_NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
     ("handoff_directory", "role-disagrees", _researcher(role="architect")),
     ("handoff_directory", "role-null", _researcher(role=None)),
