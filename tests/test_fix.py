@@ -394,3 +394,22 @@ def test_the_dry_run_and_the_apply_count_the_same_fixes(repo: Repo, planted: dic
     match = re.search(r"(\d+) fix(?:es)? applied \(with (\d+) views? written anew", done)
     assert match, done
     assert int(match.group(1)) == planned + int(match.group(2))
+
+
+def test_a_record_is_not_moved_on_a_date_in_dispute(repo: Repo):
+    """created_at says 2024, the ID's date says 2025 (location_id_date): which is
+    wrong is for a person; moving the record to 2024/ would bury the question."""
+    packet = repo.first("registry/packets/2025/*.json")
+    repo.edit(packet, created_at="2024-06-01T09:00:00Z")
+    found = {f["check"] for f in findings_of(repo.index()) if f["file"] == packet}
+    assert {"location_id_date", "location_year_dir"} <= found
+    result = li.fix(repo.root, apply=True, checks=["location_year_dir"])
+    assert [r.file for r in result.plan.repairs] == []
+    (refusal,) = [r for r in result.plan.refusals if r.file == packet]
+    assert "location_id_date" in refusal.reason and "not moved" in refusal.reason
+    assert (repo.root / packet).is_file()
+    # Undisputed: the ID's date and created_at agree, the directory does not.
+    repo.edit(packet, created_at=repo.load(packet)["packet_id"][:4] + "-03-01T09:00:00Z")
+    moved = repo.move(packet, packet.replace("/2025/", "/1999/"))
+    result = li.fix(repo.root, apply=True, checks=["location_year_dir"])
+    assert [r.file for r in result.plan.repairs] == [moved]
