@@ -37,6 +37,7 @@ from .index.index_file import check_index_path, index_damage, indexed_repository
 from .index.tempfiles import temporary_directory
 from .progress import Progress
 from .queries import lineage as lineage_
+from .read.paths import leads_inside
 from .read.settings import (
     WORKING_TREE,
     Settings,
@@ -475,21 +476,16 @@ def _watch(
 ) -> None:
     """Build ``db`` again whenever files of ``repo`` change, until ``stop``; after
     each build, ``rebuilt()`` (the server takes the new index up). Files in
-    dot-directories (as the walk never reads them: .git, our own temporary
-    files) and the index's own files do not count."""
+    dot-directories the walk never reads (.git, our own temporary files) and
+    the index's own files do not count."""
     from watchfiles import watch  # imported only to watch
 
     own = {str(db.resolve()), *(str(db.resolve()) + s for s in ("-journal", "-wal", "-shm"))}
     root = repo.resolve()
 
     def counts(_change: Any, path: str) -> bool:
-        if path in own:
-            return False
-        try:
-            parts = Path(path).resolve().relative_to(root).parts
-        except ValueError:
-            return False
-        return not any(part.startswith(".") for part in parts)
+        # Inside as the walk reads the repository (the one containment test).
+        return path not in own and leads_inside(path, root)
 
     # watchfiles yields a set of changes once it stops growing, and the same file
     # saved again and again does not grow it: the burst is settled here. A

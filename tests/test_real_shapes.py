@@ -481,3 +481,14 @@ def test_a_configuration_file_of_comments_only_says_nothing(code_role: Repo):
     assert "configuration file: pyproject.toml [tool.labnote-index]" in shown
     (code_role.root / "labnote-index.toml").write_text("extend-exclude = []\n")  # says something
     assert check(code_role.root, "--no-db")[0] == 1
+
+
+def test_markdown_under_dot_github_is_checked_not_under_other_dot_directories(code_role: Repo):
+    """The upstream link check reads .github/'s pull-request template too; .git,
+    .venv and every other dot-directory stay unread."""
+    code_role.write(".github/PULL_REQUEST_TEMPLATE.md", "See [the guide](../docs/gone.md).\n")
+    code_role.write(".github/ISSUE_TEMPLATE/bug.md", "[ok](../../README.md)\n")
+    code_role.write(".venv/lib/README.md", "[x](missing.md)\n")
+    code_role.write(".git/description.md", "[x](missing.md)\n")
+    found = [(f["check"], f["file"]) for f in findings_of(code_role.index())]
+    assert found == [("markdown_link_missing", ".github/PULL_REQUEST_TEMPLATE.md")]

@@ -18,6 +18,7 @@ from typing import NamedTuple, overload
 
 from ..format.rules import GENERATED_VIEWS, HANDOFF_MANIFEST, PACKET_LOCK, template_role
 from .paths import INSIDE, FileStat, file_stat, real_place
+from .paths import VISIBLE_DOT_DIRECTORIES as VISIBLE_DOT
 
 REGISTRY = "registry"
 # The kind of a directory that could not be listed.
@@ -208,7 +209,7 @@ def discover(
                 if excluded is not None and excluded(rel):
                     continue
                 if entry.is_dir(follow_symlinks=False):
-                    if not name.startswith("."):
+                    if not name.startswith(".") or (not rel_top and name in VISIBLE_DOT):
                         pending.append((entry.path, rel + "/", in_registry or rel == REGISTRY))
                     continue
                 is_link = entry.is_symlink()

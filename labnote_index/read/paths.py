@@ -47,7 +47,15 @@ def real_place(real: str, root: str) -> str:
     if not real.startswith(root + os.sep):
         return OUTSIDE
     parts = real[len(root) + 1 :].split(os.sep)
+    if parts[0] in VISIBLE_DOT_DIRECTORIES:
+        parts = parts[1:]
     return HIDDEN if any(part.startswith(".") for part in parts) else INSIDE
+
+
+# Dot-directories at the root that are the repository's content as its readers
+# see it (GitHub's pull-request and issue templates, read by the upstream link
+# check too); every other, .git first, is hidden.
+VISIBLE_DOT_DIRECTORIES = (".github",)
 
 
 def leads_inside(path: Path | str, root: Path | str) -> bool:
