@@ -506,3 +506,51 @@ def test_the_layout_rules_bind_outside_registry_only_when_enforced(repo: Repo, s
     enforced = rows(repo.index(files=[outside], enforce_layout=True))
     assert {f[0] for f in enforced} & LAYOUT_CHECKS >= {"artifact_location", "location_filename"}
     assert enforced == snapshot
+
+
+# ---- transition checks: each illegal change of two revisions, its exact findings
+
+
+def _transition_rows(repo: Repo) -> list[tuple[Any, ...]]:
+    from labnote_index import check
+
+    transitions = {c.id for c in load_checks("checks/transitions")}
+    return sorted(
+        (f.check, f.severity, f.record_id, f.file, f.field, f.message, f.line)
+        for f in check(repo.root, db=repo.db_path, base="base")
+        if f.check in transitions
+    )
+
+
+def _transition_cases() -> list[tuple[str, str, Callable[[Repo], object]]]:
+    from .test_revisions import ILLEGAL, M1, P5, _manifest_status, _new_tag
+
+    legal = [
+        ("status_transition", "legal-forward", lambda r: r.edit(P5, status="in_review")),
+        ("record_moved", "legal-moved-with-its-status",
+         lambda r: r.edit(r.move(M1, M1.replace("/answered/", "/closed/")), status="closed")),
+        ("tag_created_accepted", "legal-proposed", lambda r: _new_tag(r, "proposed", None)),
+        ("handoff_status_backwards", "legal-forward",
+         lambda r: _manifest_status(
+             r, "docs/workflow/roles/researcher/reports/retention-policy/packet-v002",
+             "ready_for_next_role")),
+    ]  # fmt: skip
+    return [(c, f"illegal-{i}", change) for i, (c, change) in enumerate(ILLEGAL)] + legal
+
+
+TRANSITION_CASES = _transition_cases()
+
+
+@pytest.mark.parametrize(
+    "check_id, case, change", TRANSITION_CASES, ids=[f"{c}-{n}" for c, n, _ in TRANSITION_CASES]
+)
+def test_a_transition_gives_exactly_these_findings(history: Repo, check_id, case, change, snapshot):
+    """Each reported once, with its record, field and message: a join that
+    matched more rows, or a message reworded, changes the snapshot."""
+    change(history)
+    found = _transition_rows(history)
+    if case.startswith("legal-"):
+        assert [f for f in found if f[0] == check_id] == [], found
+    else:
+        assert [f for f in found if f[0] == check_id], found
+    assert found == snapshot
