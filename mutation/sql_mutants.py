@@ -14,7 +14,7 @@ Mutations, each applied alone to one check file under labnote_index/checks/:
 A mutant is first put to the cases of the snapshot tests: every planted defect
 (tests/test_checks.py) and every near miss (tests/test_near_misses.py) is built
 once into an index, and a mutant whose query gives other rows than the
-original's on any of them (record, file, field, message, line: what the
+original's on any of them (record type and ID, file, field, message, line: what the
 snapshots hold) is killed by those tests, without running them again. A mutant
 that changes no case's rows, and every mutant of a transition check, runs the
 tests that name its check (``-k CHECK``, over the check suites), and with
@@ -257,7 +257,7 @@ class Cases:
             conn = sqlite3.connect(index)
             conn.row_factory = sqlite3.Row
             try:
-                picked = ("record_id", "file", "field", "message", "line")
+                picked = ("record_type", "record_id", "file", "field", "message", "line")
                 answer = [
                     tuple(row[k] if k in row.keys() else None for k in picked)  # noqa: SIM118
                     for row in conn.execute(sql, params)
