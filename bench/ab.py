@@ -89,7 +89,8 @@ def main() -> None:
         print(f"A = {args.base}, B = {args.head}; {records} records; median of {args.repeat}\n")
         print("| step | A (s) | B (s) | B / A |")
         print("| --- | ---: | ---: | ---: |")
-        for step in ("full check", "incremental build after one edit", "build with nothing changed"):
+        steps = ("full check", "incremental build after one edit", "build with nothing changed")
+        for step in steps:
             a = statistics.median(times[("A", step)])
             b = statistics.median(times[("B", step)])
             print(f"| {step} | {a:.2f} | {b:.2f} | {b / a:.2f} |")
