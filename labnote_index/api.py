@@ -30,6 +30,7 @@ from .errors import (
     RevisionNotFound,
     one_of,
 )
+from .format import rules
 from .index import registry_views as views_
 from .index.build import BuildResult, build_index
 from .index.cache import cache_index as cache_index  # the façade's, for check --cache
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 
 DEFAULT_DB = "labnote.db"
 DIRECTIONS = lineage_.DIRECTIONS
-SEVERITIES = catalogue_.SEVERITIES
+SEVERITIES = rules.SEVERITIES
 Severity = Literal["error", "warning"]
 Direction = Literal["up", "down", "both"]
 # Where views go and how they are compared and written, as the views module does it.

@@ -190,3 +190,19 @@ def test_every_error_class_is_in_errors_and_exported():
             if isinstance(node, ast.ClassDef):
                 bases = {getattr(b, "id", getattr(b, "attr", "")) for b in node.bases}
                 assert not bases & classes, f"{path.name}: {node.name} belongs in errors.py"
+
+
+def test_the_severity_vocabulary_is_spelled_once():
+    """error, warning (and off) are format.rules' words; every other layer reads them."""
+    import typing
+
+    from labnote_index import api
+    from labnote_index.format.rules import LEVELS, SEVERITIES
+
+    assert typing.get_args(api.Severity) == SEVERITIES and (*SEVERITIES, "off") == LEVELS
+    spelled = []
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if '("error", "warning"' in text and path.name != "rules.py":
+            spelled.append(path.relative_to(PACKAGE).as_posix())
+    assert spelled == []

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import sqlite_utils
 
 from ..errors import CheckFileError
+from ..format.rules import LEVELS, SEVERITIES
 from ..index.resolve import delete_in
 from ..index.schema import Inserts
 from .positions import locate
@@ -40,9 +41,8 @@ from .suggest import suggest
 if TYPE_CHECKING:
     from ..read.settings import Settings
 
-SEVERITIES = ("error", "warning")
 # A check may be off unless a configuration turns it on (a strict rule).
-DEFAULT_SEVERITIES = (*SEVERITIES, "off")
+DEFAULT_SEVERITIES = LEVELS
 FINDING_KEYS = (
     "check",
     "severity",

@@ -12,6 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# How loud a finding is, the one vocabulary every layer reads: a check's
+# severity (or "off": not run), what --fail-on and fail-on take.
+SEVERITIES = ("error", "warning")
+LEVELS = (*SEVERITIES, "off")
+
 # The schema's safe_path: no leading "/", no ".." segment, a closed character set.
 SAFE_PATH_RE = re.compile(r"^(?!/)(?!.*(?:^|/)\.\.(?:/|$))[A-Za-z0-9._/-]+$")
 

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..format.rules import LEVELS, SEVERITIES
 
 OWN_FILE = "labnote-index.toml"
 PYPROJECT = "pyproject.toml"
 CONFIG_FILES = (OWN_FILE, PYPROJECT)  # looked for in this order: the first that says wins
-LEVELS = ("error", "warning", "off")
-FAIL_ON = ("error", "warning")
+FAIL_ON = SEVERITIES
 KEYS = ("exclude", "extend-exclude", "per-file-ignores", "severity", "fail-on", "enforce-layout")
 DEFAULT = "default"
 COMMAND_LINE = "command line"
