@@ -515,6 +515,83 @@ MORE_NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
 NEAR_MISSES += MORE_NEAR_MISSES
 
 
+def _template(r: Repo, path: Any) -> str:
+    """A role's packet template, its first document's path ``path``."""
+    rel = "docs/workflow/roles/researcher/templates/handoff.manifest.json"
+    data = r.load(_manifest("researcher"))
+    data.update(milestone="template", created_at="YYYY-MM-DD", updated_at="YYYY-MM-DD")
+    data["documents"][0]["path"] = path
+    r.save(rel, data)
+    return rel
+
+
+def _supersede_beside(r: Repo, where: str) -> str:
+    """researcher/milestone-1/packet-v001 superseded; a packet-v002 only in ``where``."""
+    import shutil
+
+    rel = _manifest("researcher")
+    old = r.root / rel.rsplit("/", 1)[0]
+    new = r.root / where
+    shutil.copytree(old, new)
+    role, milestone, version = where.split("/")[-4], where.split("/")[-2], where.split("/")[-1]
+    r.edit(f"{where}/handoff.manifest.json", role=role, milestone=milestone,
+           packet_version=version)  # fmt: skip
+    return r.edit(rel, status="superseded")
+
+
+def _uncovered_packet_file(r: Repo) -> str:
+    return r.write(_lock().replace("packet.lock.json", "notes.md"), "added after the lock\n")
+
+
+def _later_reply_named(r: Repo) -> str:
+    """A message names its reply (response_message_id), created a second later:
+    a cause before its effect, as it should be."""
+    for rel in r.files("registry/messages/*/*.json"):
+        data = r.load(rel)
+        if data.get("response_message_id"):
+            reply = next(
+                f
+                for f in r.files("registry/messages/*/*.json")
+                if r.load(f)["message_id"] == data["response_message_id"]
+            )
+            r.edit(reply, created_at=_a_second_later(data["created_at"]))
+            return rel
+    raise AssertionError("no message names a response_message_id")
+
+
+def _bad_suffix_and_another_problem(r: Repo) -> str:
+    rel = r.first("registry/visits/*/*.json")
+    return r.edit(rel, visit_id="20250301-claude-topic-1", relay_needed="no")
+
+
+ROLES = "docs/workflow/roles"
+LAST_NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
+    ("causal_order", "legal-a-message-names-its-later-reply", _later_reply_named),
+    ("handoff_directory", "version-null", _researcher(packet_version=None)),
+    ("handoff_document_path", "template-empty", lambda r: _template(r, "")),
+    ("handoff_document_path", "template-null", lambda r: _template(r, None)),
+    ("handoff_document_path", "template-absolute", lambda r: _template(r, "/etc/passwd")),
+    ("handoff_document_path", "template-dot-dot", lambda r: _template(r, "..")),
+    ("handoff_document_path", "template-up", lambda r: _template(r, "../x.md")),
+    ("handoff_document_path", "template-inside-up", lambda r: _template(r, "a/../../x.md")),
+    ("handoff_document_path", "template-ends-up", lambda r: _template(r, "a/..")),
+    ("handoff_document_path", "legal-template-document", lambda r: _template(r, "plan.md")),
+    ("handoff_lock_drift", "a-file-the-lock-does-not-cover", _uncovered_packet_file),
+    ("handoff_lock_mismatch", "manifest-milestone-null",
+     lambda r: r.edit(_manifest("architect"), milestone=None)),
+    ("handoff_lock_mismatch", "manifest-version-null",
+     lambda r: r.edit(_manifest("architect"), packet_version=None)),
+    ("handoff_superseded", "newer-only-in-another-milestone",
+     lambda r: _supersede_beside(r, f"{ROLES}/researcher/reports/milestone-2/packet-v002")),
+    ("handoff_superseded", "newer-only-of-another-role",
+     lambda r: _supersede_beside(r, f"{ROLES}/reviewer/reports/milestone-1/packet-v002")),
+    ("id_grammar", "visit-without-its-suffix-beside-another-problem",
+     _bad_suffix_and_another_problem),
+    ("input_packet_mismatch", "upstream-role-null", _researcher(role=None)),
+]  # fmt: skip
+NEAR_MISSES += LAST_NEAR_MISSES
+
+
 HANDOFF_NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
     ("handoff_directory", "role-disagrees", _researcher(role="architect")),
     ("handoff_directory", "role-null", _researcher(role=None)),
