@@ -565,6 +565,36 @@ def _bad_suffix_and_another_problem(r: Repo) -> str:
 
 
 ROLES = "docs/workflow/roles"
+
+
+def _derivative_orphan(r: Repo) -> str:
+    rel = _first_packet(r)
+    return r.edit(rel, content_origin="model_generated", derivative_of=["20250301-gone"])
+
+
+def _response_message_orphan(r: Repo) -> str:
+    return r.edit(_answered_message(r), response_message_id="20250301-gone-reply")
+
+
+def _dated_tag_slug(r: Repo) -> str:
+    """A tag whose slug happens to begin like a date: no ID date to agree with."""
+    rel = _tag(r, "accepted")
+    data = r.load(rel)
+    moved = rel.rsplit("/", 1)[0] + "/20240101-retro.json"
+    r.save(moved, dict(data, tag_slug="20240101-retro"))
+    (r.root / rel).unlink()
+    return moved
+
+
+def _tag_among_packets(r: Repo) -> str:
+    rel = _tag(r, "accepted")
+    return r.move(rel, "registry/packets/2025/" + rel.rsplit("/", 1)[1])
+
+
+def _input_field(**changes: Any) -> Callable[[Repo], str]:
+    return _prd_input(**changes)
+
+
 LAST_NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
     ("causal_order", "legal-a-message-names-its-later-reply", _later_reply_named),
     ("handoff_directory", "version-null", _researcher(packet_version=None)),
@@ -588,6 +618,18 @@ LAST_NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
     ("id_grammar", "visit-without-its-suffix-beside-another-problem",
      _bad_suffix_and_another_problem),
     ("input_packet_mismatch", "upstream-role-null", _researcher(role=None)),
+    ("input_packet_mismatch", "input-milestone-null", _prd_input(milestone=None)),
+    ("input_packet_mismatch", "upstream-version-null", _researcher(packet_version=None)),
+    ("input_packet_unresolved", "manifest-null", _prd_input(manifest=None)),
+    ("location_id_date", "legal-a-tag-slug-that-looks-dated", _dated_tag_slug),
+    ("location_nesting", "legal-a-tag-among-packets-is-location-directorys", _tag_among_packets),
+    ("location_year_dir", "legal-created-at-unreadable",
+     _set("registry/packets/*/*.json", created_at="soon")),
+    ("reference_unresolved", "legal-a-derivative-orphan-is-derivative-unresolveds",
+     _derivative_orphan),
+    ("reply_not_reciprocal", "legal-an-orphan-is-reference-unresolveds", _response_message_orphan),
+    ("response_decision", "accepted-by-null",
+     lambda r: _response_status(r, "accepted", accepted_by=None)),
 ]  # fmt: skip
 NEAR_MISSES += LAST_NEAR_MISSES
 
@@ -703,7 +745,48 @@ def _transition_cases() -> list[tuple[str, str, Callable[[Repo], object]]]:
     return [(c, f"illegal-{i}", change) for i, (c, change) in enumerate(ILLEGAL)] + legal
 
 
-TRANSITION_CASES = _transition_cases()
+def _base_config(text: str, then: Callable[[Repo], object]) -> Callable[[Repo], object]:
+    """The base revision with ``text`` as its labnote-index.toml, then ``then``."""
+    from .helpers import git
+
+    def change(r: Repo) -> object:
+        r.write("labnote-index.toml", text)
+        git(r.root, "add", "-A")
+        git(r.root, "commit", "-q", "-m", "configuration")
+        git(r.root, "tag", "-f", "base")
+        return then(r)
+
+    return change
+
+
+def _config(text: str) -> Callable[[Repo], object]:
+    return lambda r: r.write("labnote-index.toml", text)
+
+
+def _config_in_pyproject(r: Repo) -> object:
+    (r.root / "labnote-index.toml").unlink()
+    return r.write("pyproject.toml", '[tool.labnote-index]\nfail-on = "error"\n')
+
+
+CONFIG_CASES = [
+    ("config_changed", "value-changed",
+     _base_config('fail-on = "error"\n', _config('fail-on = "warning"\n'))),
+    ("config_changed", "key-removed",
+     _base_config('fail-on = "error"\n', _config("# nothing\n"))),
+    ("config_changed", "one-of-two-keys",
+     _base_config('fail-on = "error"\nenforce-layout = false\n',
+                  _config('fail-on = "error"\nenforce-layout = true\n'))),
+    ("config_changed", "a-table-changed",
+     _base_config('severity = {legacy_spelling = "warning"}\n',
+                  _config('severity = {legacy_spelling = "error"}\n'))),
+    ("config_changed", "legal-unchanged-in-another-file",
+     _base_config('fail-on = "error"\n', _config_in_pyproject)),
+    ("config_changed", "legal-comment-added",
+     _base_config('fail-on = "error"\n', _config('# the gate\nfail-on = "error"\n'))),
+]  # fmt: skip
+
+
+TRANSITION_CASES = _transition_cases() + CONFIG_CASES
 
 
 @pytest.mark.parametrize(

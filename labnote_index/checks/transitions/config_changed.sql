@@ -9,10 +9,17 @@ head_config AS (SELECT json_extract(value, '$.declared') AS declared,
 base_config AS (SELECT json_extract(value, '$.declared') AS declared,
                        json_extract(value, '$.declared_in') AS declared_in
                 FROM base.build_info WHERE key = 'config'),
-head_keys AS (SELECT j.key, j.type, j.value FROM head_config, json_each(head_config.declared) j),
-base_keys AS (SELECT j.key, j.type, j.value FROM base_config, json_each(base_config.declared) j),
+-- Each key's value as TOML would write it: true/false, not SQLite's 1/0; text quoted.
+head_keys AS (SELECT j.key, j.type, j.value,
+                     CASE WHEN j.type IN ('true', 'false') THEN j.type
+                          WHEN j.type = 'text' THEN json_quote(j.value) ELSE j.value END AS shown
+              FROM head_config, json_each(head_config.declared) j),
+base_keys AS (SELECT j.key, j.type, j.value,
+                     CASE WHEN j.type IN ('true', 'false') THEN j.type
+                          WHEN j.type = 'text' THEN json_quote(j.value) ELSE j.value END AS shown
+              FROM base_config, json_each(base_config.declared) j),
 changed AS (
-    SELECT k.key, b.value AS before, h.value AS after
+    SELECT k.key, b.shown AS before, h.shown AS after
     FROM (SELECT key FROM head_keys UNION SELECT key FROM base_keys) k
     LEFT JOIN head_keys h ON h.key = k.key
     LEFT JOIN base_keys b ON b.key = k.key
