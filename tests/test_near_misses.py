@@ -786,7 +786,72 @@ CONFIG_CASES = [
 ]  # fmt: skip
 
 
-TRANSITION_CASES = _transition_cases() + CONFIG_CASES
+ARCHITECT = "docs/workflow/roles/architect/reports/retention-policy/packet-v001"
+SUPERSEDED = "docs/workflow/roles/researcher/reports/retention-policy/packet-v001"
+
+
+def _unlink(rel: str) -> Callable[[Repo], object]:
+    def change(r: Repo) -> object:
+        (r.root / rel).unlink()
+        return rel
+
+    return change
+
+
+def _symlinked_packet_file(r: Repo) -> object:
+    """A frozen packet's document replaced by a symlink: no hash now (NULL)."""
+    import os
+
+    target = r.root / f"{ARCHITECT}/architecture.md"
+    target.unlink()
+    os.symlink("decisions.md", target)
+    return f"{ARCHITECT}/architecture.md"
+
+
+def _deleted_beside_its_id(r: Repo) -> object:
+    """A message deleted while a packet has its ID: a record of its type is gone."""
+    from .test_revisions import M7
+
+    gone = r.load(M7)["message_id"]
+    (r.root / M7).unlink()
+    from .test_revisions import P1
+
+    data = r.load(P1)
+    return r.save(f"registry/packets/2026/{gone}.json", dict(data, packet_id=gone))
+
+
+def _moved_renamed_with_status(r: Repo) -> object:
+    """A message closed into its bucket and renamed on the way: a move to report."""
+    from .test_revisions import M1
+
+    moved = r.move(M1, M1.replace("/answered/", "/closed/").replace(".json", "-x.json"))
+    return r.edit(moved, status="closed")
+
+
+def _moved_to_another_type_dir(r: Repo) -> object:
+    from .test_revisions import M1
+
+    moved = r.move(M1, M1.replace("registry/messages/answered/", "registry/notifications/closed/"))
+    return r.edit(moved, status="closed")
+
+
+IMMUTABLE_CASES = [
+    ("handoff_immutable", "a-file-removed", _unlink(f"{ARCHITECT}/decisions.md")),
+    ("handoff_immutable", "a-file-added",
+     lambda r: r.write(f"{ARCHITECT}/notes.md", "added after the handoff\n")),
+    ("handoff_immutable", "a-file-now-a-symlink", _symlinked_packet_file),
+    ("handoff_immutable", "a-superseded-packets-file-added",
+     lambda r: r.write(f"{SUPERSEDED}/late.md", "late\n")),
+    ("handoff_immutable", "legal-a-draft-packet-edited",
+     lambda r: r.write("docs/workflow/roles/product-prd/reports/retention-policy/packet-v001/"
+                       "prd.md", "# rewritten while a draft\n")),
+    ("record_deleted", "deleted-beside-its-id-in-another-type", _deleted_beside_its_id),
+    ("record_moved", "closed-and-renamed", _moved_renamed_with_status),
+    ("record_moved", "into-another-types-directory", _moved_to_another_type_dir),
+]  # fmt: skip
+
+
+TRANSITION_CASES = _transition_cases() + CONFIG_CASES + IMMUTABLE_CASES
 
 
 @pytest.mark.parametrize(
