@@ -835,7 +835,32 @@ def _moved_to_another_type_dir(r: Repo) -> object:
     return r.edit(moved, status="closed")
 
 
+def _new_accepted_tag(slug_of: Callable[[Repo], str], basis: str | None) -> Callable:
+    def change(r: Repo) -> object:
+        data = r.load("registry/tags/accepted/evaluation.json")
+        slug = slug_of(r)
+        data.update(tag_slug=slug, status="accepted", acceptance_basis=basis)
+        return r.save(f"registry/tags/accepted/{slug}.json", data)
+
+    return change
+
+
+def _a_message_id(r: Repo) -> str:
+    from .test_revisions import M7
+
+    return r.load(M7)["message_id"]
+
+
 IMMUTABLE_CASES = [
+    ("status_transition", "status-removed",
+     lambda r: r.edit("registry/packets/2026/20260911-codex-web-benchmarks.json", status=None)),
+    ("tag_created_accepted", "basis-null", _new_accepted_tag(lambda r: "fresh", None)),
+    ("tag_created_accepted", "named-like-a-base-message",
+     _new_accepted_tag(_a_message_id, "operator_approved_promotion")),
+    ("tag_created_accepted", "legal-supplied", _new_accepted_tag(lambda r: "fresh",
+                                                                 "operator_supplied")),
+    ("visit_changed", "legal-a-packet-edited",
+     lambda r: r.edit("registry/packets/2026/20260911-codex-web-benchmarks.json", notes="x")),
     ("handoff_immutable", "a-file-removed", _unlink(f"{ARCHITECT}/decisions.md")),
     ("handoff_immutable", "a-file-added",
      lambda r: r.write(f"{ARCHITECT}/notes.md", "added after the handoff\n")),
