@@ -595,6 +595,34 @@ def _input_field(**changes: Any) -> Callable[[Repo], str]:
     return _prd_input(**changes)
 
 
+def _covered_by_another_lock(r: Repo) -> str:
+    """notes.md in two locked packets, covered by one lock only: the other's is
+    uncovered, whatever the first lock says."""
+    import hashlib
+    import shutil
+
+    first = _lock().rsplit("/", 1)[0]
+    second = first.replace("packet-v001", "packet-v002")
+    shutil.copytree(r.root / first, r.root / second)
+    r.write(f"{first}/notes.md", "notes\n")
+    r.write(f"{second}/notes.md", "notes\n")
+    r.edit(f"{second}/handoff.manifest.json", packet_version="packet-v002")
+    lock = r.load(f"{second}/packet.lock.json")
+    lock["packet_version"] = "packet-v002"
+    names = ["handoff.manifest.json", "report.md", "notes.md"]
+    lock["files"] = [
+        {"path": n, "sha256": hashlib.sha256((r.root / second / n).read_bytes()).hexdigest()}
+        for n in names
+    ]
+    r.save(f"{second}/packet.lock.json", lock)
+    return f"{first}/packet.lock.json"
+
+
+def _message_in_a_year_directory(r: Repo) -> str:
+    rel = _answered_message(r)
+    return r.move(rel, "registry/messages/1999/" + rel.rsplit("/", 1)[1])
+
+
 LAST_NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
     ("causal_order", "legal-a-message-names-its-later-reply", _later_reply_named),
     ("handoff_directory", "version-null", _researcher(packet_version=None)),
@@ -621,6 +649,10 @@ LAST_NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
     ("input_packet_mismatch", "input-milestone-null", _prd_input(milestone=None)),
     ("input_packet_mismatch", "upstream-version-null", _researcher(packet_version=None)),
     ("input_packet_unresolved", "manifest-null", _prd_input(manifest=None)),
+    ("input_packet_mismatch", "input-version-null", _prd_input(packet_version=None)),
+    ("location_year_dir", "legal-a-message-in-a-year-named-directory",
+     _message_in_a_year_directory),
+    ("handoff_lock_drift", "covered-by-another-lock-only", _covered_by_another_lock),
     ("location_id_date", "legal-a-tag-slug-that-looks-dated", _dated_tag_slug),
     ("location_nesting", "legal-a-tag-among-packets-is-location-directorys", _tag_among_packets),
     ("location_year_dir", "legal-created-at-unreadable",
