@@ -883,7 +883,48 @@ def _a_message_id(r: Repo) -> str:
     return r.load(M7)["message_id"]
 
 
+def _at_base(setup: Callable[[Repo], object], then: Callable[[Repo], object]) -> Callable:
+    """``setup`` committed as the base revision, then ``then`` in the working tree."""
+    from .helpers import git
+
+    def change(r: Repo) -> object:
+        setup(r)
+        git(r.root, "add", "-A")
+        git(r.root, "commit", "-q", "-m", "base")
+        git(r.root, "tag", "-f", "base")
+        return then(r)
+
+    return change
+
+
+NO_ID = "registry/packets/2026/no-id.json"
+
+
+def _packet_without_id(r: Repo) -> object:
+    from .test_revisions import P1
+
+    data = r.load(P1)
+    del data["packet_id"]
+    return r.save(NO_ID, data)
+
+
+def _moved_bucket(status: str | None) -> Callable[[Repo], object]:
+    """The answered message moved into the closed bucket, its status ``status``."""
+
+    def change(r: Repo) -> object:
+        from .test_revisions import M1
+
+        moved = r.move(M1, M1.replace("/answered/", "/closed/"))
+        return r.edit(moved, status=status)
+
+    return change
+
+
 IMMUTABLE_CASES = [
+    ("record_deleted", "legal-a-record-without-an-id-deleted",
+     _at_base(_packet_without_id, _unlink(NO_ID))),
+    ("record_moved", "to-another-bucket-without-a-status-change", _moved_bucket("answered")),
+    ("record_moved", "legal-moved-as-its-status-is-removed", _moved_bucket(None)),
     ("status_transition", "status-removed",
      lambda r: r.edit("registry/packets/2026/20260911-codex-web-benchmarks.json", status=None)),
     ("tag_created_accepted", "basis-null", _new_accepted_tag(lambda r: "fresh", None)),
