@@ -185,19 +185,23 @@ def _input(r: Repo, **changes: Any) -> str:
     return rel
 
 
+def _named_reply(r: Repo) -> tuple[str, dict[str, Any], str]:
+    """The first message whose response_message_id names a reply: its file, its
+    data and the reply's file."""
+    messages = r.files("registry/messages/*/*.json")
+    by_id = {r.load(f)["message_id"]: f for f in messages}
+    for rel in messages:
+        data = r.load(rel)
+        if data.get("response_message_id") in by_id:
+            return rel, data, by_id[data["response_message_id"]]
+    raise AssertionError("no message names a response_message_id")
+
+
 def _reply_back(r: Repo, reply_to: str | None) -> str:
     """A message whose response_message_id names a reply; that reply's reply_to."""
-    for rel in r.files("registry/messages/*/*.json"):
-        data = r.load(rel)
-        if data.get("response_message_id"):
-            target = next(
-                f
-                for f in r.files("registry/messages/*/*.json")
-                if r.load(f)["message_id"] == data["response_message_id"]
-            )
-            back = data["message_id"] if reply_to == "self" else reply_to
-            return r.edit(target, reply_to=back)
-    raise AssertionError("no message names a response_message_id")
+    rel, data, target = _named_reply(r)
+    r.edit(target, reply_to=data["message_id"] if reply_to == "self" else reply_to)
+    return rel
 
 
 def _same_id_other_type(r: Repo) -> str:
@@ -466,22 +470,14 @@ def _view_gone(r: Repo) -> str:
 
 def _reply_back_elsewhere(r: Repo) -> str:
     """A message's response_message_id names a reply whose reply_to names another."""
-    for rel in r.files("registry/messages/*/*.json"):
-        data = r.load(rel)
-        if data.get("response_message_id"):
-            target = next(
-                f
-                for f in r.files("registry/messages/*/*.json")
-                if r.load(f)["message_id"] == data["response_message_id"]
-            )
-            other = next(
-                r.load(f)["message_id"]
-                for f in r.files("registry/messages/*/*.json")
-                if f not in (rel, target)
-            )
-            r.edit(target, reply_to=other)
-            return rel
-    raise AssertionError("no message names a response_message_id")
+    rel, _, target = _named_reply(r)
+    other = next(
+        r.load(f)["message_id"]
+        for f in r.files("registry/messages/*/*.json")
+        if f not in (rel, target)
+    )
+    r.edit(target, reply_to=other)
+    return rel
 
 
 def _response_link_to_null(r: Repo) -> str:
@@ -546,17 +542,9 @@ def _uncovered_packet_file(r: Repo) -> str:
 def _later_reply_named(r: Repo) -> str:
     """A message names its reply (response_message_id), created a second later:
     a cause before its effect, as it should be."""
-    for rel in r.files("registry/messages/*/*.json"):
-        data = r.load(rel)
-        if data.get("response_message_id"):
-            reply = next(
-                f
-                for f in r.files("registry/messages/*/*.json")
-                if r.load(f)["message_id"] == data["response_message_id"]
-            )
-            r.edit(reply, created_at=_a_second_later(data["created_at"]))
-            return rel
-    raise AssertionError("no message names a response_message_id")
+    rel, data, reply = _named_reply(r)
+    r.edit(reply, created_at=_a_second_later(data["created_at"]))
+    return rel
 
 
 def _bad_suffix_and_another_problem(r: Repo) -> str:
