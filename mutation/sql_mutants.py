@@ -356,10 +356,10 @@ def main() -> int:
     finally:
         for tree in trees:
             shutil.rmtree(tree.parent, ignore_errors=True)
+    equivalents = [m for m in found if m.name in known]
     print(
-        f"\n{len(found)} mutants: {len(found) - len(known) - len(survivors)} killed, "
-        f"{len([m for m in found if m.name in known])} equivalent (mutation/equivalent.txt), "
-        f"{len(survivors)} survived"
+        f"\n{len(found)} mutants: {len(found) - len(equivalents) - len(survivors)} killed, "
+        f"{len(equivalents)} equivalent (mutation/equivalent.txt), {len(survivors)} survived"
     )
     for m in survivors:
         print(f"  survived: {m.name}")
