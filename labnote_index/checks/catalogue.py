@@ -54,7 +54,7 @@ FINDING_KEYS = (
     "hint",
     "line",  # where in the file, when known (1-based; None otherwise)
     "column",
-    "identity",  # the finding's identity across runs and revisions (finding_identity)
+    "identity",  # the finding's identity across runs and revisions (IDENTITY_SQL)
 )
 _HEADER = re.compile(r"^--\s*(check|severity|protects|repair|fix|scope):\s*(.+?)\s*$")
 # A check's scope: "record" when a file's findings depend on that file's rows
