@@ -611,6 +611,116 @@ def _message_in_a_year_directory(r: Repo) -> str:
     return r.move(rel, "registry/messages/1999/" + rel.rsplit("/", 1)[1])
 
 
+def _shared_artifact(r: Repo) -> str:
+    """Two packets name one artifact file: no hard link, one file."""
+    first, second = r.files("registry/packets/*/*.json")[:2]
+    return r.edit(second, path=r.load(first)["path"])
+
+
+def _self_derived(r: Repo) -> str:
+    rel = _first_packet(r)
+    own = r.load(rel)["packet_id"]
+    return r.edit(rel, content_origin="model_generated", derivative_of=[own], source_refs=[])
+
+
+def _diamond(r: Repo) -> str:
+    """Two packets derived from one: a shared source is no cycle."""
+    first, second, third = r.files("registry/packets/*/*.json")[:3]
+    source = r.load(first)["packet_id"]
+    for rel in (second, third):
+        r.edit(rel, content_origin="model_generated", derivative_of=[source], source_refs=[])
+    return second
+
+
+def _derived_from_response(r: Repo) -> str:
+    response = r.load(r.first("registry/responses/*/*.json"))["response_id"]
+    rel = r.files("registry/packets/*/*.json")[-1]
+    return r.edit(rel, content_origin="model_generated", derivative_of=[response], source_refs=[])
+
+
+def _self_reply(r: Repo) -> str:
+    rel = _answered_message(r)
+    return r.edit(rel, reply_to=r.load(rel)["message_id"])
+
+
+def _self_input(r: Repo) -> str:
+    rel = _manifest("researcher")
+    data = r.load(rel)
+    entry = {
+        "role": "researcher",
+        "milestone": data["milestone"],
+        "packet_version": data["packet_version"],
+        "manifest": rel,
+        "status_at_consumption": "draft",
+        "consumption_status": "accepted_as_input",
+    }
+    return r.edit(rel, input_packets=[entry])
+
+
+def _crlf(r: Repo) -> str:
+    rel = _first_packet(r)
+    text = (r.root / rel).read_text().replace("\n", "\r\n")
+    return r.write(rel, text)
+
+
+def _both_spellings(r: Repo) -> str:
+    rel = r.first("registry/visits/*/*.json")
+    data = r.load(rel)
+    data["visitor_family"] = data["session_family"]
+    r.save(rel, data)
+    return rel
+
+
+def _cited_unreadable_twice(r: Repo) -> str:
+    """Two replies cite one message that cannot be read: each citer once."""
+    by_id = {r.load(f)["message_id"]: f for f in r.files("registry/messages/*/*.json")}
+    reply = next(f for f in by_id.values() if r.load(f).get("reply_to") in by_id)
+    cited_id = r.load(reply)["reply_to"]
+    other = next(f for f in by_id.values() if f not in (reply, by_id[cited_id]))
+    r.edit(other, reply_to=cited_id)
+    cited = r.root / by_id[cited_id]
+    cited.write_bytes(cited.read_bytes()[:40])
+    return reply
+
+
+SCHEMA_NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
+    ("artifact_hard_link", "legal-two-records-one-artifact", _shared_artifact),
+    ("artifact_location", "legal-in-a-sub-directory-of-its-prefix",
+     lambda r: r.edit(_first_packet(r), path=r.move(r.load(_first_packet(r))["path"],
+                                                    "datadrops/2025/sub/moved.md"))),
+    ("artifact_path", "legal-null-is-schema-types", _set("registry/packets/*/*.json", path=None)),
+    ("derivation_cycle", "derived-from-itself", _self_derived),
+    ("derivation_cycle", "legal-a-shared-source", _diamond),
+    ("derivative_unresolved", "legal-derived-from-a-response", _derived_from_response),
+    ("derivative_unresolved", "two-missing-each-once",
+     _set("registry/packets/*/*.json", content_origin="model_generated",
+          derivative_of=["20250301-gone-a", "20250301-gone-b"], source_refs=[])),
+    ("handoff_status", "legal-blocked", _researcher(status="blocked", blocked=True)),
+    ("handoff_status", "empty", _researcher(status="")),
+    ("input_packet_cycle", "consumes-itself", _self_input),
+    ("json_strict", "legal-crlf-line-endings", _crlf),
+    ("legacy_spelling", "both-spellings", _both_spellings),
+    ("location_directory", "loose-in-registry",
+     lambda r: r.move(_first_packet(r), "registry/" + _first_packet(r).rsplit("/", 1)[1])),
+    ("record_type_unknown", "null", _set("registry/packets/*/*.json", record_type=None)),
+    ("reference_unreadable", "two-citers-each-once", _cited_unreadable_twice),
+    ("reply_cycle", "replies-to-itself", _self_reply),
+    ("schema_enum", "wrong-case", _set("registry/packets/*/*.json", status="New")),
+    ("schema_required", "legal-null-where-required-is-schema-types",
+     _set("registry/packets/*/*.json", topic=None)),
+    ("schema_type", "a-string-for-a-list", _set("registry/packets/*/*.json", tags="perf")),
+    ("schema_unknown_field", "legal-a-legacy-field-is-legacy-spellings",
+     lambda r: _both_spellings(r) and None),
+    ("slug_grammar", "trailing-hyphen", _set("registry/packets/*/*.json", topic="bad-")),
+    ("tag_deprecated", "legal-a-proposed-tag",
+     lambda r: r.edit(_first_packet(r), tags=[r.load(_tag(r, "proposed"))["tag_slug"]])),
+    ("timestamp_format", "date-only", _set("registry/packets/*/*.json", created_at="2025-03-01")),
+    ("visitor_id_grammar", "upper-case",
+     _set("registry/visitors/*.json", visitor_id="Claude-20250301-0900-x-01")),
+]  # fmt: skip
+NEAR_MISSES += SCHEMA_NEAR_MISSES
+
+
 LAST_NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
     ("causal_order", "legal-a-message-names-its-later-reply", _later_reply_named),
     ("handoff_directory", "version-null", _researcher(packet_version=None)),
