@@ -5,6 +5,7 @@ At the bottom of the package: reports, lineage trees and diffs all use it.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from typing import Any
@@ -46,3 +47,16 @@ def as_text(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return json.dumps(value)
+
+
+class Lines:
+    """The line and column (1-based) of an offset of ``text``: the line starts are
+    found once, and each offset is a binary search (a file of 100,000 findings
+    or links is not counted through from its start again for each)."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0, *(m.end() for m in re.finditer("\n", text))]
+
+    def __call__(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.starts, offset)
+        return line, offset - self.starts[line - 1] + 1

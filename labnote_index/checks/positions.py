@@ -9,7 +9,6 @@ message. Nothing is read from disk.
 
 from __future__ import annotations
 
-import bisect
 import re
 from typing import Any
 
@@ -17,6 +16,7 @@ import sqlite_utils
 
 from ..read.parse import array_entries as entries
 from ..read.parse import top_level_members
+from ..text import Lines
 
 # Where a JSON syntax error is, as parse.py words it ("at line 29 column 1").
 _SYNTAX = re.compile(r"\bat line (\d+) column (\d+)\b")
@@ -64,7 +64,7 @@ def _key_positions(db: sqlite_utils.Database, files: list[str]) -> dict[str, dic
         )
         for row in db.query(sql, chunk + chunk):
             text = row["json"] or ""
-            place = _Lines(text)
+            place = Lines(text)
             spots: dict[Any, tuple[int, int]] = {}
             last = {m.key: m for m in top_level_members(text) or []}
             for m in last.values():
@@ -73,16 +73,3 @@ def _key_positions(db: sqlite_utils.Database, files: list[str]) -> dict[str, dic
                     spots[(m.key, n)] = place(start)
             found[row["file"]] = spots
     return found
-
-
-class _Lines:
-    """The line and column of an offset of ``text``: the line starts are found
-    once, and each offset is a binary search (a record of 100,000 keys is not
-    counted through 100,000 times)."""
-
-    def __init__(self, text: str) -> None:
-        self.starts = [0, *(m.end() for m in re.finditer("\n", text))]
-
-    def __call__(self, offset: int) -> tuple[int, int]:
-        line = bisect.bisect_right(self.starts, offset)
-        return line, offset - self.starts[line - 1] + 1

@@ -25,6 +25,8 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote
 
+from ..text import Lines
+
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
@@ -82,7 +84,7 @@ def _inline_links(directory: str, block: Any, lines: list[str]) -> list[Link]:
     definition is reported instead)."""
     first, last = block.map
     source = "\n".join(lines[first:last])
-    starts = [0, *(m.end() for m in re.finditer("\n", source))]
+    place = Lines(source)
     written: dict[str, list[int]] = {}  # destination as the parser reads it -> offsets
     for match in _DESTINATION.finditer(source):
         destination = _destination(source, match.end())
@@ -98,9 +100,8 @@ def _inline_links(directory: str, block: Any, lines: list[str]) -> list[Link]:
         if n >= len(offsets):
             continue  # from a reference: its definition is the link
         taken[href] = n + 1
-        at = _opening_bracket(source, offsets[n])
-        line = _line_of(starts, at)
-        found += _link(directory, href, first + line, at - starts[line - 1] + 1)
+        line, column = place(_opening_bracket(source, offsets[n]))
+        found += _link(directory, href, first + line, column)
     return found
 
 
@@ -122,12 +123,6 @@ def _opening_bracket(source: str, close: int) -> int:
                 return at
             depth -= 1
     return close
-
-
-def _line_of(starts: list[int], offset: int) -> int:
-    from bisect import bisect_right
-
-    return bisect_right(starts, offset)
 
 
 def _destination(source: str, at: int) -> str | None:
