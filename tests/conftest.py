@@ -23,6 +23,23 @@ from .helpers import (
 )
 
 
+@pytest.fixture(autouse=True)
+def _mutant_stays_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under mutmut (`make python-mutants`), only this process runs the mutant.
+
+    A CLI run in a child process is started from the test's own directory, where mutmut's
+    trampoline cannot find its configuration: the child runs the original code, and the
+    mutant is judged by the tests that call the library in this process.
+    """
+    active = os.environ.get("MUTANT_UNDER_TEST")
+    if active is None:
+        return
+    from mutmut.mutation.trampoline import set_mutant_under_test
+
+    set_mutant_under_test(active)
+    monkeypatch.delenv("MUTANT_UNDER_TEST")
+
+
 @pytest.fixture(scope="session")
 def generated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("template") / "repo"

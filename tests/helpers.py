@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -176,6 +177,16 @@ BAD_INPUTS = {
     "nan": (b'{"record_type": "packet", "schema_version": NaN}', "NaN"),
     "infinity": (b'{"record_type": "packet", "schema_version": -Infinity}', "Infinity"),
 }
+
+
+def signals_as_usual() -> None:
+    """A child's Ctrl-C and SIGTERM at their defaults, whatever the runner set.
+
+    A process started with SIGINT ignored (as a test runner's worker may be, and
+    a child inherits it) gets no KeyboardInterrupt at all: a test that interrupts
+    a child gives it this as ``preexec_fn``, so the signal always lands."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]

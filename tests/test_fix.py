@@ -18,7 +18,7 @@ from labnote_index.cli import cli
 from labnote_index.index.registry_views import render_views, write_views
 from labnote_index.repair.repairs import PLANNERS
 
-from .helpers import Repo, cli_as, findings_of, git, open_copy
+from .helpers import Repo, cli_as, findings_of, git, open_copy, signals_as_usual
 
 
 def tree_hash(root: Path) -> str:
@@ -343,6 +343,7 @@ def test_sigterm_during_apply_leaves_whole_repairs_and_says_which(tmp_path: Path
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=signals_as_usual,
         )
         while fixing.poll() is None and all(record.exists() for record, _ in pairs):
             pass  # the first repair is being made

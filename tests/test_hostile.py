@@ -39,6 +39,7 @@ from .helpers import (
     git,
     open_copy,
     run_diff,
+    signals_as_usual,
 )
 
 LATE_REPLY = "registry/messages/open/20260912-gemini-late-reply.json"
@@ -386,6 +387,7 @@ def test_ctrl_c_exits_130_and_leaves_no_index(tmp_path: Path):
             cwd=ROOT,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=signals_as_usual,
         )
         deadline = time.monotonic() + 60
         while not list(work.glob(".labnote-tmp-*")) and time.monotonic() < deadline:

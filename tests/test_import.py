@@ -24,6 +24,7 @@ from .helpers import (
     findings_of,
     not_when_built,
     open_copy,
+    signals_as_usual,
 )
 
 
@@ -565,6 +566,7 @@ def test_ctrl_c_right_after_the_index_is_replaced_says_it_was(repo: Repo):
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=signals_as_usual,
         )
         while build.poll() is None and repo.db_path.stat().st_ino == inode:
             pass  # the moment the new index is renamed into place

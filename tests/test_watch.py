@@ -12,7 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from .helpers import ROOT, SAMPLE_REPO
+from .helpers import ROOT, SAMPLE_REPO, signals_as_usual
 
 PACKET = "registry/packets/2026/20260905-claude-retention-followup.json"
 WITHIN = 30  # seconds: the debounce and an incremental build take well under one
@@ -59,6 +59,7 @@ def test_served_findings_follow_edits_without_a_restart(tmp_path: Path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=signals_as_usual,
     )
     try:
         line = server.stdout.readline() if server.stdout else ""
