@@ -325,6 +325,23 @@ def repository_path(repo: Path, name: str) -> str:
     return "" if rel == "." else rel  # the whole repository
 
 
+def governing_schemas(repo: Path | str | None = None, db: Path | str | None = None) -> str:
+    """Which schemas govern each record type, in one line: of a repository as it
+    is now (its committed ``registry/schemas/``), or as an index was built."""
+    from .format.contract import describe
+    from .read.paths import Sandbox
+    from .read.schemas import read_contract
+
+    if repo is not None:
+        return describe(read_contract(Sandbox(Path(repo))).governing())
+    row = (
+        open_index(cast("Path | str", db))
+        .execute("SELECT value FROM build_info WHERE key = 'contract'")
+        .fetchone()
+    )
+    return describe(json.loads(row[0])["governing"] if row else {})
+
+
 def stored_settings(index: sqlite_utils.Database) -> Settings:
     """The settings an index was built under (build_info 'config'; defaults for
     an index that keeps none)."""

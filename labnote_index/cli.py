@@ -289,7 +289,9 @@ def build(
     "--show-settings",
     is_flag=True,
     help="Print the effective settings, each with where it came from (the "
-    "configuration file, the command line or the default), and exit.",
+    "configuration file, the command line or the default), and which schemas "
+    "govern each record type (the repository's committed registry/schemas/ or "
+    "the packaged contract), and exit.",
 )
 @click.option(
     "--base",
@@ -384,6 +386,7 @@ def check(
         )
     if show_settings:
         click.echo(settings.show())
+        click.echo(api.governing_schemas(repo) if repo else api.governing_schemas(db=db_path))
         return
     # With REPO a check writes nothing unless asked to: without --db (or --cache)
     # its index is a temporary file, never a labnote.db left in a work tree.

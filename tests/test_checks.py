@@ -274,6 +274,21 @@ HANDOFF_PLANTED: list[tuple[str, Callable[[Repo], str]]] = [
 ]
 
 
+def _committed_schema(repo: Repo, name: str, change: Callable[[dict], object]) -> str:
+    """The packaged schema of ``name`` committed to registry/schemas/, changed."""
+    from importlib import resources
+
+    packaged = resources.files("labnote_index.format").joinpath("schemas", f"{name}.schema.json")
+    value = json.loads(packaged.read_text())
+    change(value)
+    return repo.write(f"registry/schemas/{name}.schema.json", json.dumps(value))
+
+
+def _notes_pattern(repo: Repo) -> str:
+    _committed_schema(repo, "packet", lambda s: s["properties"]["notes"].update(pattern="^#"))
+    return _first_packet(repo)
+
+
 def _stale_view(repo: Repo) -> str:
     from labnote_index.index.registry_views import render_views, write_views
 
@@ -347,6 +362,9 @@ PLANTED: list[tuple[str, Callable[[Repo], str]]] = HANDOFF_PLANTED + [
     ("markdown_link_outside", lambda r: r.write("docs/notes.md", "See [home](../../x.md).\n")),
     # Off by default (strict validation): turned on below for its planted defect.
     ("handoff_unknown_field", lambda r: _manifest_field(r, "artifact_policy", {"annexes": True})),
+    # The repository's own committed schemas (registry/schemas/).
+    ("schema_pattern", _notes_pattern),
+    ("committed_schema", lambda r: _committed_schema(r, "tag", lambda s: s.update(type=5))),
 ]
 
 

@@ -25,6 +25,7 @@ from .test_checks import (
     PLANTED,
     _accepted_response,
     _answered_message,
+    _committed_schema,
     _first_packet,
     _lock,
     _manifest,
@@ -802,6 +803,45 @@ HANDOFF_NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
     ("handoff_lock_missing", "legal-draft-without-lock", _researcher(status="draft")),
 ]  # fmt: skip
 NEAR_MISSES += HANDOFF_NEAR_MISSES
+
+
+def _schema_set(name: str, pointer: str, value: Any) -> Callable[[Repo], str]:
+    """Commit the packaged schema of ``name`` with one value set (a dotted path)."""
+
+    def change(schema: dict[str, Any]) -> None:
+        *parents, last = pointer.split(".")
+        for key in parents:
+            schema = schema[key]
+        schema[last] = value
+
+    return lambda r: _committed_schema(r, name, change)
+
+
+# The repository's committed schemas (registry/schemas/): what may and may not govern.
+CONTRACT_NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
+    ("committed_schema", "legal-equal-to-the-packaged", _schema_set("tag", "type", "object")),
+    ("committed_schema", "common-not-json",
+     lambda r: r.write("registry/schemas/common.schema.json", "{")),
+    ("committed_schema", "a-remote-ref", _schema_set("tag", "$ref", "https://example.org/x")),
+    ("committed_schema", "legal-a-schema-of-no-record-type",
+     lambda r: r.write("registry/schemas/extra.schema.json", "{")),
+    ("schema_pattern", "legal-a-pattern-every-value-matches",
+     _schema_set("packet", "properties.notes.pattern", "^")),
+    ("schema_pattern", "legal-a-pattern-on-a-null-value",
+     _schema_set("response", "properties.accepted_by.pattern", "^[^#]")),
+    ("schema_pattern", "a-format-the-contract-does-not-name",
+     _schema_set("packet", "properties.notes.format", "email")),
+    ("slug_grammar", "legal-a-committed-common-alone-governs-no-type",
+     _schema_set("common", "$defs.slug.pattern", "^[a-z]+$")),
+    ("slug_grammar", "a-committed-common-slug-pattern-with-the-tag-schema",
+     lambda r: _schema_set("common", "$defs.slug.pattern", "^[a-z]+$")(r)
+     and _schema_set("tag", "type", "object")(r)),
+    ("schema_unknown_field", "legal-a-field-the-committed-schema-adds",
+     lambda r: _committed_schema(
+         r, "packet", lambda s: s["properties"].update(priority={"type": "string"})
+     ) and r.edit(r.first("registry/packets/*/*.json"), priority="high")),
+]  # fmt: skip
+NEAR_MISSES += CONTRACT_NEAR_MISSES
 
 
 @pytest.mark.parametrize(

@@ -213,6 +213,8 @@ VALIDATION_CHECKS: dict[tuple[str, str], str] = {
     ("provenance_derivative_of", "record"): "provenance",
     ("unknown_record_type", "record"): "record_type_unknown",
     ("enum", "record"): "schema_enum",
+    ("pattern", "record"): "schema_pattern",
+    ("schema_invalid", "record"): "committed_schema",
     ("missing", "record"): "schema_required",
     ("type", "record"): "schema_type",
     ("empty_value", "record"): "schema_type",

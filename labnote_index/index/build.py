@@ -31,11 +31,13 @@ import sqlite_utils
 
 from .. import interrupts
 from ..errors import IndexWriteError, NotARepository, RepositoryError
+from ..format.contract import Contract
 from ..format.rules import RECORD_TYPES
 from ..progress import SILENT, Progress
 from ..read.discover import DiscoveredFile, FoundFiles, classify, discover, named_files
 from ..read.parse import same_file
 from ..read.paths import Sandbox, displayable, head_commit, lstat_key
+from ..read.schemas import read_contract
 from ..text import findings_phrase, parent_dir, plural
 from .cycles import store_cycles
 from .files import (
@@ -151,12 +153,15 @@ def build_index(
     db_path = Path(db_path)
     exists = check_index_path(db_path)
     sandbox = Sandbox(repo)
+    contract = read_contract(sandbox)
     settings = {
         "format": INDEX_FORMAT,
         "repo": str(sandbox.root),
         "enforce_layout": enforce_layout,
         "files": sorted(files) if files else None,
         "exclude": list(exclude_patterns),
+        # The committed schemas read (their hashes): another contract, another index.
+        "schemas": contract.fingerprint,
     }
     PHASES.reset()
     if not files:
@@ -167,7 +172,9 @@ def build_index(
     if jobs > 1 and not incremental and len(found) >= 2 * MIN_PART:
         start_workers_early()  # it imports what they need while this process starts
     checks = check_fingerprint if check is not None else None
-    build = _Build(sandbox, found, settings, jobs, progress or SILENT, check, checks, config)
+    build = _Build(
+        sandbox, found, settings, jobs, progress or SILENT, check, checks, config, contract
+    )
     del found  # the build holds it, and lets it go once the files are read
     try:
         if incremental:
@@ -258,6 +265,7 @@ class _Build:
     check: Callable[..., object] | None
     check_fingerprint: str | None
     config: dict[str, Any] | None = None
+    contract: Contract = field(default_factory=Contract)
     # (to read again, removed) against the index, when already compared
     changes: tuple[Sequence[DiscoveredFile], list[str]] | None = None
 
@@ -283,7 +291,7 @@ class _Build:
                 create_tables(db)
                 to_read, removed = self.found, []
             self.progress.start(len(to_read))
-            loader = FileLoader(sandbox, self.settings["enforce_layout"])
+            loader = FileLoader(sandbox, self.settings["enforce_layout"], self.contract)
             tables = [table for table, _ in PER_FILE + PER_MANIFEST_DIR]
             run_sharded(
                 db,
@@ -337,6 +345,10 @@ class _Build:
             row = {"key": "settings", "value": json.dumps(self.settings)}
             db.table("build_info").insert(row, replace=True)
             row = {"key": "config", "value": json.dumps(self.config or {})}
+            db.table("build_info").insert(row, replace=True)
+            # Which schemas governed each record type (a committed file, or the packaged).
+            governed = {"governing": self.contract.governing()}
+            row = {"key": "contract", "value": json.dumps(governed)}
             db.table("build_info").insert(row, replace=True)
             # When, and from what: what a served page says of the index it shows.
             built = {"at": _now(), "commit": head_commit(self.sandbox.root)}

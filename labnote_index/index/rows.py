@@ -16,6 +16,7 @@ from typing import Any
 import sqlite_utils
 
 from ..format import handoff
+from ..format.contract import Contract
 from ..format.models import MODELS, validate
 from ..format.problem import Problem
 from ..format.rules import (
@@ -79,9 +80,12 @@ class Rows:
 class FileLoader:
     """Turns one repository file into rows for every table it feeds."""
 
-    def __init__(self, sandbox: Sandbox, enforce_layout: bool) -> None:
+    def __init__(
+        self, sandbox: Sandbox, enforce_layout: bool, contract: Contract | None = None
+    ) -> None:
         self.sandbox = sandbox
         self.enforce_layout = enforce_layout
+        self.contract = contract or Contract()
 
     def write(
         self,
@@ -162,6 +166,10 @@ class FileLoader:
                 return file_row
             if found.kind not in ("record", "handoff_manifest", "packet_lock", "handoff_template"):
                 file_row["size"], file_row["sha256"], _, _ = hash_file(full)
+                if path in self.contract.problems:  # a committed schema that cannot govern
+                    name = path.rsplit("/", 1)[-1].removesuffix(".schema.json")
+                    rt_name = name if name in RECORD_TYPES else None
+                    self._add_problems(path, rt_name, None, [self.contract.problems[path]], rows)
                 return file_row
             parsed = read_record_file(full)
         except OSError as exc:  # gone, or unreadable, since it was listed
@@ -285,7 +293,8 @@ class FileLoader:
                 data = _map_legacy(rt, data, legacy)
                 data.setdefault("record_type", rt.name)  # inferred for a legacy record
                 record_id = as_text(data.get(rt.id_field))
-                problems.extend(validate(rt.name, data))
+                committed = self.contract.validate(rt.name, data)
+                problems.extend(validate(rt.name, data) if committed is None else committed)
         self._add_problems(
             path, rt.name if rt else file_row["record_type"], record_id, problems, rows
         )
