@@ -469,6 +469,22 @@ def _view_gone(r: Repo) -> str:
     return "registry/visit_registry.csv"
 
 
+def _views_then_unreadable(r: Repo, *also: str) -> str:
+    """Views committed; then one packet (and tag) made unreadable and the records
+    named in ``also`` (a packet, a tag) edited after."""
+    from labnote_index.index.registry_views import render_views, write_views
+
+    write_views(render_views(r.index()), r.root / "registry")
+    packets, tags = r.files("registry/packets/*/*.json"), r.files("registry/tags/*/*.json")
+    r.write(packets[0], '{"record_type": "packet",')
+    r.write(tags[0], "{")
+    if "packet" in also:
+        r.edit(packets[1], notes="edited after the views were generated")
+    if "tag" in also:
+        r.edit(tags[1], description="edited after the views were generated")
+    return "registry/packet_registry.csv"
+
+
 def _reply_back_elsewhere(r: Repo) -> str:
     """A message's response_message_id names a reply whose reply_to names another."""
     rel, _, target = _named_reply(r)
@@ -499,6 +515,11 @@ MORE_NEAR_MISSES: list[tuple[str, str, Callable[[Repo], object]]] = [
     ("id_grammar", "visit-without-its-suffix", lambda r: _visit_id(r, "20250301-claude-topic-1")),
     ("lifecycle_bucket", "a-shared-status-reported-for-its-type", _archived_message_artifact_left),
     ("view_stale", "one-view-missing", _view_gone),
+    ("view_stale", "legal-unreadable-records-rows-as-committed", _views_then_unreadable),
+    ("view_stale", "a-packet-edited-beside-an-unreadable-one",
+     lambda r: _views_then_unreadable(r, "packet")),
+    ("view_stale", "a-tag-edited-beside-an-unreadable-one",
+     lambda r: _views_then_unreadable(r, "tag")),
     ("view_stale", "legal-no-views-committed", _set("registry/packets/*/*.json", notes="x")),
     ("reply_not_reciprocal", "replies-to-another", _reply_back_elsewhere),
     ("response_link_mismatch", "source-null", _response_link_to_null),

@@ -295,7 +295,9 @@ def test_views_are_worked_out_again_only_when_a_record_changed(
     repo.index()
     rendered: list[int] = []
     real = registry_views.store_views
-    monkeypatch.setattr(registry_views, "store_views", lambda db: rendered.append(1) or real(db))
+    monkeypatch.setattr(
+        registry_views, "store_views", lambda db, sandbox: rendered.append(1) or real(db, sandbox)
+    )
     artifact = repo.load(repo.first("registry/packets/*/*.json"))["path"]
     repo.write(artifact, "# Only the artifact changed\n")
     repo.index()

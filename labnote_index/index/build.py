@@ -334,7 +334,7 @@ class _Build:
             if not committed or records_changed or not db.table("generated_views").count:
                 db.table("generated_views").delete_where()
                 if committed:
-                    views.store_views(db)
+                    views.store_views(db, sandbox)
             if self.check is not None:
                 # Findings made by these same checks can be kept where nothing
                 # they depend on changed (record-scoped checks, unchanged files).

@@ -12,11 +12,13 @@ from __future__ import annotations
 import csv
 import difflib
 import hashlib
+import heapq
 import io
 import json
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +26,9 @@ import sqlite_utils
 
 from ..errors import RecordsUnreadable, ViewPathError
 from ..format.rules import RECORD_TYPES, RecordType
-from ..read.parse import universal_newlines, without_surrogates
-from ..read.paths import leads_inside
+from ..read.parse import hash_file, universal_newlines, without_surrogates
+from ..read.paths import Sandbox, leads_inside
+from .files import MAX_TEXT
 from .tempfiles import replace_file
 
 _COLUMN_SPECS = {
@@ -81,28 +84,37 @@ def _canonical(db: sqlite_utils.Database, rt: RecordType) -> Iterator[dict[str, 
             yield data
 
 
-def render_csv(records: Iterable[dict[str, Any]], columns: list[str]) -> tuple[str, int]:
-    """The CSV text and the number of records in it."""
+def render_csv(
+    records: Iterable[dict[str, Any]], columns: list[str], kept: Sequence[list[str]] = ()
+) -> tuple[str, int]:
+    """The CSV text and the number of rows in it: the records' rows, and ``kept``
+    (rows taken as committed, for records that cannot be read) in ID order among them."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
     count = 0
-    for data in records:
-        count += 1
-        created = data.get("created_at")
-        writer.writerow(
-            [
+
+    def rows() -> Iterator[list[str]]:
+        for data in records:
+            created = data.get("created_at")
+            yield [
                 (str(created)[:10] if created is not None else "")
                 if column == "date"
                 else cell(data.get(column))
                 for column in columns
             ]
-        )
+
+    for row in heapq.merge(rows(), sorted(kept), key=lambda r: r[0] if r else ""):
+        count += 1
+        writer.writerow(row)
     return out.getvalue(), count
 
 
-def render_index(counts: dict[str, int], tags: list[dict[str, Any]]) -> str:
-    """The generated registry/INDEX.md: record counts and the tags table."""
+def render_index(
+    counts: dict[str, int], tags: list[dict[str, Any]], kept: Sequence[str] = ()
+) -> str:
+    """The generated registry/INDEX.md: record counts and the tags table (with
+    ``kept``, committed lines of tags that cannot be read, in slug order among them)."""
     lines = [INDEX_HEADER + "## Record Counts\n", "| Record type | Count |", "| --- | ---: |"]
     lines += [f"| {name} | {counts[name]} |" for name in RECORD_TYPES]
     lines += [
@@ -112,29 +124,87 @@ def render_index(counts: dict[str, int], tags: list[dict[str, Any]]) -> str:
         "| Tag | Status | Scope | Description |",
         "| --- | --- | --- | --- |",
     ]
-    for tag in tags:
-        description = cell(tag.get("description")).replace("|", "\\|")
-        lines.append(
-            f"| {cell(tag.get('tag_slug'))} | {cell(tag.get('status'))} | "
-            f"{cell(tag.get('scope'))} | {description} |"
-        )
+
+    def rows() -> Iterator[str]:
+        for tag in tags:
+            description = cell(tag.get("description")).replace("|", "\\|")
+            yield (
+                f"| {cell(tag.get('tag_slug'))} | {cell(tag.get('status'))} | "
+                f"{cell(tag.get('scope'))} | {description} |"
+            )
+
+    lines += heapq.merge(rows(), sorted(kept, key=_tag_slug), key=_tag_slug)
     return "\n".join(lines) + "\n"
 
 
-def render_views(db: sqlite_utils.Database) -> dict[str, str]:
-    """Every view, keyed by its repository path."""
+def _tag_slug(line: str) -> str:
+    return line[2:].split(" |", 1)[0]
+
+
+def render_views(db: sqlite_utils.Database, kept: Kept | None = None) -> dict[str, str]:
+    """Every view, keyed by its repository path (with ``kept``, the committed rows
+    of records that cannot be read)."""
+    kept = kept or Kept()
     views: dict[str, str] = {}
     counts: dict[str, int] = {}
     tags: list[dict[str, Any]] = []
     for rt in RECORD_TYPES.values():
         if rt.views_file:
-            content, counts[rt.name] = render_csv(_canonical(db, rt), COLUMNS[rt.name])
+            rows = kept.rows.get(rt.name, [])
+            content, counts[rt.name] = render_csv(_canonical(db, rt), COLUMNS[rt.name], rows)
             views[f"registry/{rt.views_file}"] = content
         else:
             tags = list(_canonical(db, rt))
-            counts[rt.name] = len(tags)
-    views["registry/INDEX.md"] = render_index(counts, tags)
+            counts[rt.name] = len(tags) + len(kept.tag_lines)
+    views["registry/INDEX.md"] = render_index(counts, tags, kept.tag_lines)
     return views
+
+
+@dataclass
+class Kept:
+    """The committed views' rows of records that cannot be read: a view is compared
+    on every other row, so one broken file hides no second, unrelated defect."""
+
+    rows: dict[str, list[list[str]]] = field(default_factory=dict)  # record type -> CSV rows
+    tag_lines: list[str] = field(default_factory=list)  # INDEX.md lines
+
+
+def kept_rows(db: sqlite_utils.Database, sandbox: Sandbox) -> Kept:
+    """The rows the committed views give the records that cannot be read (found by
+    their IDs, the names their files give them); a view that cannot be read as
+    text keeps nothing, and so stays stale while a row is missing."""
+    kept = Kept()
+    unreadable: dict[str, set[str]] = {}
+    for row in db.query("SELECT record_type, record_id FROM records WHERE unreadable"):
+        unreadable.setdefault(row["record_type"], set()).add(row["record_id"])
+    for name, ids in unreadable.items():
+        rt = RECORD_TYPES[name]
+        path = f"registry/{rt.views_file}" if rt.views_file else "registry/INDEX.md"
+        text = _committed_text(sandbox, path)
+        if text is None:
+            continue
+        if rt.views_file:
+            rows = csv.reader(io.StringIO(text, newline=""))
+            kept.rows[name] = [r for r in rows if r and r[0] in ids]
+        else:
+            lines = text.split("\n")
+            kept.tag_lines = [ln for ln in lines if ln.startswith("| ") and _tag_slug(ln) in ids]
+    return kept
+
+
+def _committed_text(sandbox: Sandbox, path: str) -> str | None:
+    """A committed view's text (line endings as \\n), read as the loader reads it:
+    never through a symlink or a second name."""
+    full = sandbox.path(path)
+    try:
+        if os.path.islink(full):
+            return None
+        hashed = hash_file(full, keep_up_to=MAX_TEXT)
+    except OSError:
+        return None
+    if hashed.content is None or hashed.links != 1:
+        return None
+    return universal_newlines(hashed.content).decode("utf-8", errors="replace")
 
 
 def commits_views(db: sqlite_utils.Database) -> bool:
@@ -173,14 +243,14 @@ def current_views(db: sqlite_utils.Database) -> dict[str, str]:
     return stored or render_views(db)
 
 
-def store_views(db: sqlite_utils.Database) -> None:
-    """Record the views the repository should have, for the stale-view check
-    (none while a record cannot be read: which rows they hold is not known)."""
-    if unreadable_records(db):
-        return
+def store_views(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
+    """Record the views the repository should have, for the stale-view check. While
+    a record cannot be read, its rows are taken as the committed views give them
+    (kept_rows): the rest of each view is still compared."""
+    kept = kept_rows(db, sandbox) if unreadable_records(db) else None
     db.table("generated_views").insert_all(
         {"path": path, "sha256": hashlib.sha256(content.encode()).hexdigest(), "content": content}
-        for path, content in render_views(db).items()
+        for path, content in render_views(db, kept).items()
     )
 
 
