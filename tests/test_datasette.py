@@ -19,7 +19,16 @@ from labnote_index.api import build as build_index
 from labnote_index.index.registry_views import render_views, write_views
 from labnote_index.web.serve import load_metadata
 
-from .helpers import ROOT, SAMPLE_REPO, described_tables, facets_of_page, fetch, plain_datasette
+from .helpers import (
+    ROOT,
+    SAMPLE_REPO,
+    Repo,
+    described_tables,
+    facets_of_page,
+    fetch,
+    findings_of,
+    plain_datasette,
+)
 
 XSS = "<script>alert(1)</script>"
 XSS_ID = "20260920-mallory-xss-probe"
@@ -748,3 +757,21 @@ def test_every_dashboard_count_is_its_links_rows_with_every_status_planted(repo,
     assert sum("packets_awaiting_response" in url for url in counted) == 1
     for url, n in counted.items():
         assert _count_of(repo.db_path, url) == n, url
+
+
+def test_a_lock_state_is_the_drift_checks_definition(repo: Repo):
+    """Drifted, in the handoff chain, is what handoff_lock_drift reports: a packet
+    file the lock does not cover drifts it too, and a lock it holds to is locked."""
+    repo = Repo(repo.root, repo.db_path.with_name("sample.db"))  # served as /sample
+
+    def states() -> dict[str, str]:
+        rows = query(repo.db_path, "handoff_chain", milestone="milestone-1")
+        return {r["role"]: r["lock_state"] for r in rows}
+
+    repo.index()
+    assert states()["architect"] == "locked"
+    packet = "docs/workflow/roles/architect/reports/milestone-1/packet-v001"
+    repo.write(f"{packet}/notes.md", "# Added after the lock\n")
+    drift = [f for f in findings_of(repo.index()) if f["check"] == "handoff_lock_drift"]
+    assert [f["record_id"] for f in drift] == [packet]
+    assert states()["architect"] == "drifted"

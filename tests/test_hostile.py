@@ -26,7 +26,7 @@ from click.testing import CliRunner
 
 from labnote_index.api import build as build_index
 from labnote_index.cli import cli
-from labnote_index.read.parse import MAX_DEPTH
+from labnote_index.read.parse import MAX_JSON_DEPTH
 
 from .helpers import (
     ROOT,
@@ -160,7 +160,9 @@ def test_deeply_nested_record_is_refused_with_a_finding(sample_repo: Repo, paylo
     text = json.dumps(data)[:-1] + f', "notes_deep": {payload}}}'
     sample_repo.write(PACKET, text)
     db = sample_repo.index()
-    assert f"nested more than {MAX_DEPTH} levels" in errors_by_file(db, "file_unreadable")[PACKET]
+    assert (
+        f"nested more than {MAX_JSON_DEPTH} levels" in errors_by_file(db, "file_unreadable")[PACKET]
+    )
     assert db["records"].count_where("NOT unreadable") == 43
 
 
@@ -476,7 +478,7 @@ def test_a_long_reply_thread_is_not_a_cycle(tmp_path: Path):
 
 
 def test_lineage_of_a_1500_long_chain_is_drawn_to_a_bound(tmp_path: Path):
-    from labnote_index.queries.lineage import MAX_DEPTH
+    from labnote_index.format.rules import LINEAGE_DEPTH
 
     write_shape("derivation", tmp_path / "repo", 1500)
     db = tmp_path / "i.db"
@@ -489,7 +491,7 @@ def test_lineage_of_a_1500_long_chain_is_drawn_to_a_bound(tmp_path: Path):
     deepest, depth = tree["up"][0], 1
     while deepest["children"]:
         deepest, depth = deepest["children"][0], depth + 1
-    assert depth == MAX_DEPTH and deepest["more"] == 1
+    assert depth == LINEAGE_DEPTH and deepest["more"] == 1
     assert "+1 more, not drawn" in result.output
 
 

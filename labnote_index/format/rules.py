@@ -320,3 +320,8 @@ ANSWERING_FIELDS = ("source_packet_id", "reply_to")
 # (which reads it from the lineage_limits view): deep enough for any real
 # provenance, bounded for a hostile one (a 1,500-long derivative_of chain).
 LINEAGE_DEPTH = 40
+# How many steps a milestone's handoff chain follows (the handoff_chain canned
+# query, from lineage_limits), and how many messages a reply thread holds (the
+# reply_chains view, a message's thread on its page): bounds for hostile chains.
+HANDOFF_CHAIN_STEPS = 50
+REPLY_THREAD_LENGTH = 1000

@@ -16,6 +16,7 @@ import sqlite_utils
 
 from ..format.rules import (
     ANSWER_FIELDS,
+    HANDOFF_CHAIN_STEPS,
     LATER_TIMESTAMPS,
     LINEAGE_DEPTH,
     MANIFEST_STATUS_RANK,
@@ -23,6 +24,7 @@ from ..format.rules import (
     OPEN_MESSAGE_STATUSES,
     RECORD_TYPES,
     REFERENCE_RULES,
+    REPLY_THREAD_LENGTH,
     STATUS_BUCKETS,
     STATUS_TRANSITIONS,
     VALIDATION_CHECKS,
@@ -197,7 +199,25 @@ VIEWS = {
         JOIN handoff_packets u ON u.packet_dir = i.upstream
     """,
     # The depth every lineage stops at, for SQL that walks one (the canned query).
-    "lineage_limits": f"SELECT {LINEAGE_DEPTH} AS max_depth",
+    "lineage_limits": f"""
+        SELECT {LINEAGE_DEPTH} AS max_depth, {HANDOFF_CHAIN_STEPS} AS max_chain_steps,
+               {REPLY_THREAD_LENGTH} AS max_thread_length
+    """,
+    # Every way a locked packet differs from its lock: a locked file changed or
+    # gone, or a packet file the lock does not cover. The handoff_lock_drift
+    # check reports these rows; the handoff chain calls such a lock drifted.
+    "lock_drift": """
+        SELECT f.packet_dir, f.lock_file, f.path, f.current_sha256, f.recorded_sha256,
+               1 AS locked
+        FROM locked_files f
+        WHERE f.current_sha256 IS NOT f.recorded_sha256
+        UNION ALL
+        SELECT l.packet_dir, l.lock_file, h.path, NULL, NULL, 0
+        FROM packet_locks l JOIN handoff_files h ON h.packet_dir = l.packet_dir
+        WHERE h.path != 'packet.lock.json'
+          AND NOT EXISTS (SELECT 1 FROM locked_files f
+                          WHERE f.lock_file = l.lock_file AND f.path = h.path)
+    """,
     # What a lineage cannot reach: each unresolved reference or input as an edge
     # to a missing node, in the direction it points (response_packet_id and
     # response_message_id name a child, the rest a parent).
@@ -232,7 +252,7 @@ VIEWS = {
     """,
     # Each message with the root of its reply thread and its depth below it.
     # UNION (not UNION ALL) and the depth bound keep a reply cycle from looping.
-    "reply_chains": """
+    "reply_chains": f"""
         WITH RECURSIVE chain(file, message_id, parent_file, root_file, depth) AS (
             SELECT r.file, r.record_id, NULL, r.file, 0
             FROM records r
@@ -243,7 +263,7 @@ VIEWS = {
             UNION
             SELECT x.source_file, x.source_id, x.target_file, chain.root_file, chain.depth + 1
             FROM refs x JOIN chain ON x.target_file = chain.file
-            WHERE x.field = 'reply_to' AND chain.depth < 1000
+            WHERE x.field = 'reply_to' AND chain.depth < {REPLY_THREAD_LENGTH}
         )
         SELECT chain.file, chain.message_id, chain.parent_file,
                chain.root_file, root.record_id AS root_message_id, chain.depth

@@ -17,13 +17,12 @@ import sqlite_utils
 
 from ..checks.suggest import record_names
 from ..errors import NodeNotFound
-from ..format.rules import ANSWER_FIELDS, ANSWERING_FIELDS, LINEAGE_DEPTH
+from ..format.rules import ANSWER_FIELDS, ANSWERING_FIELDS, LINEAGE_DEPTH, REPLY_THREAD_LENGTH
 from ..index.index_file import indexed_repository
 from ..read.paths import displayable, storable
 
 DIRECTIONS = ("up", "down", "both")
 # How much of a lineage is drawn: LINEAGE_DEPTH levels, and at most this many nodes.
-MAX_DEPTH = LINEAGE_DEPTH
 MAX_NODES = 400
 
 # The edges from a set of nodes, over the one definition of them (the
@@ -42,7 +41,7 @@ def _reachable(db: sqlite_utils.Database, start: str, direction: str) -> list[tu
     """(this, next, field) for every edge within a drawing's depth of ``start``, level
     by level: work in proportion to what is reached, whatever the index's size."""
     seen, frontier, edges = {start}, [start], []
-    for _ in range(MAX_DEPTH + 1):  # one level past the drawing: to count what is not drawn
+    for _ in range(LINEAGE_DEPTH + 1):  # one level past the drawing: to count what is not drawn
         if not frontier:
             break
         level = []
@@ -110,7 +109,7 @@ def _tree(
 ) -> tuple[list[dict[str, Any]], int]:
     """The branches reachable from ``start``, depth first, without recursion: a chain
     is as long as the repository makes it; and how many of start's own branches
-    are not drawn. What lies beyond MAX_DEPTH levels, or once MAX_NODES nodes are
+    are not drawn. What lies beyond LINEAGE_DEPTH levels, or once MAX_NODES nodes are
     drawn (deep or wide: a message with 10,000 replies), is not drawn; the
     branch where it stops counts it in ``more``."""
     links: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
@@ -160,7 +159,7 @@ def _tree(
         if other in shown:
             continue
         shown.add(other)
-        if depth >= MAX_DEPTH or len(shown) > MAX_NODES:
+        if depth >= LINEAGE_DEPTH or len(shown) > MAX_NODES:
             branch["more"] = len(links[other])  # not drawn: follow its own lineage
             continue
         children.extend(_missing_branches(missing[other], depth + 1))
@@ -343,14 +342,11 @@ def _history(
     return base["value"], list(rows)
 
 
-MAX_THREAD = 1000
-
-
 def _thread(db: sqlite_utils.Database, node: str) -> list[dict[str, Any]]:
     """The reply thread a message belongs to, from its first message down, each
     step an index search (a thread is walked, not the whole reply_chains view)."""
     root, seen = node, {node}
-    while len(seen) < MAX_THREAD:  # up to the first message (a cycle stops it)
+    while len(seen) < REPLY_THREAD_LENGTH:  # up to the first message (a cycle stops it)
         row = db.execute(
             "SELECT target_file FROM refs WHERE source_file = ? AND field = 'reply_to' "
             "AND target_file IS NOT NULL",
@@ -361,7 +357,7 @@ def _thread(db: sqlite_utils.Database, node: str) -> list[dict[str, Any]]:
         root = row[0]
         seen.add(root)
     found, frontier, placed = [(0, root)], [root], {root}
-    while frontier and len(found) < MAX_THREAD:
+    while frontier and len(found) < REPLY_THREAD_LENGTH:
         depth = found[-1][0] + 1
         replies = [
             r[0]
@@ -380,4 +376,6 @@ def _thread(db: sqlite_utils.Database, node: str) -> list[dict[str, Any]]:
             {"nodes": json.dumps([f for _, f in found])},
         ).fetchall()
     )
-    return [{"depth": d, "message_id": ids.get(f), "file": f} for d, f in found[:MAX_THREAD]]
+    return [
+        {"depth": d, "message_id": ids.get(f), "file": f} for d, f in found[:REPLY_THREAD_LENGTH]
+    ]

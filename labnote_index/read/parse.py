@@ -36,7 +36,7 @@ UTF8_BOM = b"\xef\xbb\xbf"
 # Records are a few levels deep. Deeper values are refused at the read, so that
 # nothing after it (validation, rows, views, JSON output) walks an untrusted
 # structure deep enough to exhaust the stack.
-MAX_DEPTH = 64
+MAX_JSON_DEPTH = 64
 
 # SQLite integers are 64-bit; JSON numbers are not.
 SQLITE_INTEGERS = range(-(2**63), 2**63)
@@ -272,7 +272,7 @@ def parse_json_bytes(raw: bytes, fast: bool = True) -> tuple[Any, str | None, li
     except ValueError as exc:
         return None, f"malformed JSON: {exc}", problems, text
     # More brackets than the cap is the cheap sign that the value may be too deep.
-    if text.count("[") + text.count("{") > MAX_DEPTH and _depth_over(value, MAX_DEPTH):
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _depth_over(value, MAX_JSON_DEPTH):
         return None, _too_deep_error(), problems, text
     if _may_hold_surrogates(text):  # first, so that no field name below holds one
         value, fields = _replace_surrogates(value)
@@ -308,7 +308,8 @@ def parse_json_bytes(raw: bytes, fast: bool = True) -> tuple[Any, str | None, li
 
 def _too_deep_error() -> str:
     return (
-        f"JSON nested more than {MAX_DEPTH} levels deep: a record is a flat object; it was not read"
+        f"JSON nested more than {MAX_JSON_DEPTH} levels deep: "
+        "a record is a flat object; it was not read"
     )
 
 
