@@ -38,7 +38,7 @@ from .index.index_file import check_index_path, index_damage, indexed_repository
 from .index.tempfiles import temporary_directory
 from .progress import Progress
 from .queries import lineage as lineage_
-from .read.paths import leads_inside
+from .read.paths import leads_inside, path_inside
 from .read.settings import (
     WORKING_TREE,
     Settings,
@@ -320,7 +320,10 @@ def repository_path(repo: Path, name: str) -> str:
     if not path.is_absolute() and not (repo / path).exists() and path.exists():
         path = Path.cwd() / path  # named from the current directory, not from REPO
     if path.is_absolute():
-        path = Path(os.path.relpath(os.path.realpath(path), os.path.realpath(repo)))
+        inside = path_inside(path, repo)  # the one containment test
+        if inside is None:
+            return Path(os.path.relpath(path, repo)).as_posix()  # names nothing indexed
+        return inside
     rel = Path(os.path.normpath(path)).as_posix()
     return "" if rel == "." else rel  # the whole repository
 

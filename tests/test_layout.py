@@ -164,13 +164,18 @@ def test_files_are_renamed_into_place_in_the_three_places_that_own_it():
 
 
 def test_containment_is_decided_in_one_place():
-    """Whether a real path is inside the repository: paths.real_place only."""
+    """Whether a real path is inside the repository: paths.real_place only (and
+    path_inside over it). Each spelling of a containment test of its own: a
+    prefix test on a real root, commonpath, a relative path's leading "..",
+    is_relative_to."""
+    spellings = ("+ os.sep)", "os.path.commonpath", 'startswith("..")', "is_relative_to(")
     found = {
         path.relative_to(PACKAGE).as_posix()
         for path in MODULES
-        if "+ os.sep)" in path.read_text() or "os.path.commonpath" in path.read_text()
+        if any(spelling in path.read_text() for spelling in spellings)
     }
-    assert found == {"read/paths.py"}
+    # publish.py reads an installed wheel's file list ("../../bin/..." are scripts), no repository.
+    assert found == {"read/paths.py", "web/publish.py"}
 
 
 def test_every_error_class_is_in_errors_and_exported():
@@ -206,3 +211,20 @@ def test_the_severity_vocabulary_is_spelled_once():
         if '("error", "warning"' in text and path.name != "rules.py":
             spelled.append(path.relative_to(PACKAGE).as_posix())
     assert spelled == []
+
+
+def test_path_inside_names_what_the_walk_would_read(tmp_path: Path):
+    from labnote_index.read.paths import path_inside
+
+    root = tmp_path / "repo"
+    (root / "registry").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "registry" / "a.json").write_text("{}")
+    (root / "via-link").symlink_to(root / "registry")
+    (root / "to-git").symlink_to(root / ".git")
+    assert path_inside(root / "registry" / "a.json", root) == "registry/a.json"
+    assert path_inside(root / "via-link" / "a.json", root) == "registry/a.json"
+    assert path_inside(root, root) == ""
+    assert path_inside(root / "to-git", root) is None  # a dot-directory is not inside
+    assert path_inside(tmp_path, root) is None
+    assert path_inside(tmp_path / "repo2", root) is None  # a shared prefix is not inside

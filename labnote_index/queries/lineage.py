@@ -10,7 +10,6 @@ import json
 import os
 from collections import defaultdict
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import sqlite_utils
@@ -19,7 +18,7 @@ from ..checks.suggest import record_names
 from ..errors import NodeNotFound
 from ..format.rules import ANSWER_FIELDS, ANSWERING_FIELDS, LINEAGE_DEPTH, REPLY_THREAD_LENGTH
 from ..index.index_file import indexed_repository
-from ..read.paths import displayable, storable
+from ..read.paths import displayable, path_inside, storable
 
 DIRECTIONS = ("up", "down", "both")
 # How much of a lineage is drawn: LINEAGE_DEPTH levels, and at most this many nodes.
@@ -68,9 +67,9 @@ def find_node(db: sqlite_utils.Database, key: str) -> str:
         )
     rows = _named(db, key)
     if not rows and repo is not None and os.path.exists(key):
-        rel = os.path.relpath(os.path.realpath(key), os.path.realpath(repo))
-        if not rel.startswith(".."):
-            rows = _named(db, Path(rel).as_posix())
+        rel = path_inside(key, repo)  # the one containment test
+        if rel:
+            rows = _named(db, rel)
     if not rows:
         where = f" in the index of {repo}" if repo else ""
         near = record_names(db).nearest(key)

@@ -64,6 +64,16 @@ def leads_inside(path: Path | str, root: Path | str) -> bool:
     return real_place(os.path.realpath(path), os.path.realpath(root)) == INSIDE
 
 
+def path_inside(path: Path | str, root: Path | str) -> str | None:
+    """``path`` as the repository at ``root`` names it (relative, "/"-separated,
+    symlinks resolved) when it leads inside (``leads_inside``); None otherwise."""
+    real, real_root = os.path.realpath(path), os.path.realpath(root)
+    if real_place(real, real_root) != INSIDE:
+        return None
+    rel = os.path.relpath(real, real_root)
+    return "" if rel == "." else Path(rel).as_posix()
+
+
 class Sandbox:
     """The repository root, with the real path of each directory looked up once.
 
