@@ -559,6 +559,19 @@ def catalogue(transitions: bool | None = None) -> list[catalogue_.Check]:
     return catalogue_.load_checks("checks/transitions" if transitions else "checks")
 
 
+def check_named(name: str) -> catalogue_.Check:
+    """One check of the catalogue (an index's or a transition check) by its id;
+    InvalidArgument, with the nearest id, when there is none."""
+    from .checks.suggest import Names
+
+    every = {c.id: c for c in catalogue_.catalogue()}
+    if name in every:
+        return every[name]
+    near = Names(every).nearest(name)
+    mean = f": did you mean {near!r}?" if near else ""
+    raise InvalidArgument(f"no check {name!r}{mean} ('labnote-index checks' lists them all)")
+
+
 @dataclass
 class FixReport:
     """What ``fix`` planned (and, with ``apply``, did), and the findings after."""

@@ -466,14 +466,24 @@ def orphans(repo: Path | None, db_path: Path, fmt: str) -> None:
 
 
 @cli.command(name="checks")
+@click.argument("name", required=False)
 @_format_option(["text", "markdown", "json", "csv"])
-def list_checks(fmt: str) -> None:
+def list_checks(name: str | None, fmt: str) -> None:
     """List the check catalogue: id, severity, what each check protects, how to repair.
 
     The checks of one index come first, then the transition checks that
     'check --base' adds when it compares two revisions. json and csv give one
-    row a check (id, severity, protects, repair, fix).
+    row a check (id, severity, protects, repair, fix). With NAME, one check's
+    whole documentation: also its scope, its fix, the file that defines it and
+    the query it runs (exit 2, with the nearest name, when there is no such check).
     """
+    if name is not None:
+        check = api.check_named(name)
+        if fmt in report.ROW_FORMATS:
+            click.echo(report.output_rows([dataclasses.asdict(check)], report.CHECK_KEYS, fmt))
+        else:
+            click.echo(report.check_text(check))
+        return
     if fmt in report.ROW_FORMATS:
         rows = [dataclasses.asdict(c) for c in api.catalogue()]
         click.echo(report.output_rows(rows, report.CHECK_KEYS, fmt))

@@ -262,6 +262,30 @@ def test_checks_lists_the_transition_checks_too():
     assert "Transition checks (check --base)" in listed
 
 
+@pytest.mark.parametrize("name", ["handoff_lock_drift", "schema_enum", "tag_promotion"])
+def test_checks_name_prints_one_checks_whole_documentation(name: str):
+    from labnote_index.checks.catalogue import catalogue
+
+    check = next(c for c in catalogue() if c.id == name)
+    result = run("checks", name)
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert text.startswith(f"{name} ({check.severity}, {check.scope}-scoped)\n")
+    for part in (check.protects, check.repair, check.source, "query (zero rows pass):"):
+        assert part in text
+    assert "SELECT" in text and "-- protects:" not in text  # the query, not its header again
+    assert text.count(f"{name} (") == 1  # one check, not the catalogue
+    rows = json.loads(run("checks", name, "--format", "json").stdout)
+    assert [r["id"] for r in rows] == [name]
+
+
+def test_checks_of_an_unknown_name_is_exit_2_with_the_nearest():
+    result = run("checks", "markdown_link_mising")
+    assert result.exit_code == 2
+    assert "no check 'markdown_link_mising': did you mean 'markdown_link_missing'?" in result.output
+    assert run("checks", "zzzz").exit_code == 2
+
+
 def test_check_help_names_every_exit_2_cause():
     text = " ".join(run("check", "--help").stdout.split())
     assert "no index at --db" in text and "130 when interrupted" in text

@@ -77,6 +77,8 @@ class Check:
     scope: str = "global"  # or "record" (see SCOPES)
     # The parameters of a generic check's query (its own id, for a validation check).
     params: tuple[tuple[str, str], ...] = ()
+    # Where it is written, in the package: its SQL file, or validation.toml's entry.
+    source: str = ""
 
 
 def parse_check(name: str, text: str) -> Check:
@@ -116,7 +118,10 @@ def load_checks(catalogue: str = "checks") -> list[Check]:
     (two revisions, the base attached as ``base``)."""
     folder = resources.files("labnote_index").joinpath(*catalogue.split("/"))
     checks = [
-        parse_check(entry.name[: -len(".sql")], entry.read_text(encoding="utf-8"))
+        dataclasses.replace(
+            parse_check(entry.name[: -len(".sql")], entry.read_text(encoding="utf-8")),
+            source=f"{catalogue}/{entry.name}",
+        )
         for entry in folder.iterdir()
         if entry.name.endswith(".sql")
     ]
@@ -143,7 +148,8 @@ def _validation_checks(declarations: str, files: set[str]) -> list[Check]:
         keys = ("severity", "protects", "repair", "fix", "scope")
         header = "".join(f"-- {k}: {fields[k]}\n" for k in keys if k in fields)
         check = parse_check(name, f"-- check: {name}\n{header}{sql}")
-        checks.append(dataclasses.replace(check, params=(("check", name),)))
+        source = f"checks/validation.toml [{name}], query checks/generic/validation.sql"
+        checks.append(dataclasses.replace(check, params=(("check", name),), source=source))
     return checks
 
 

@@ -115,6 +115,21 @@ def rows_csv(rows: Iterable[dict[str, Any]], keys: tuple[str, ...]) -> str:
 CHECK_KEYS = ("id", "severity", "protects", "repair", "fix")
 
 
+def check_text(check: Check) -> str:
+    """One check's whole documentation, its query last (``checks NAME``)."""
+    lines = [
+        f"{check.id} ({check.severity}, {check.scope}-scoped)",
+        f"  protects: {check.protects}",
+        f"  repair: {check.repair}",
+        f"  fix (labnote-index fix): {check.fix or 'none: a person repairs it'}",
+        f"  defined in: {check.source}",
+    ]
+    if check.params:
+        lines.append("  parameters: " + ", ".join(f":{k} = {v!r}" for k, v in check.params))
+    body = [ln for ln in check.sql.splitlines() if ln.strip() and not ln.startswith("-- ")]
+    return "\n".join([*lines, "  query (zero rows pass):", *("    " + ln for ln in body)])
+
+
 def catalogue_markdown(checks: list[Check]) -> str:
     """The check catalogue as a Markdown table (the README embeds this output, by cog)."""
     lines = ["| check | severity | protects | repair | fix |", "| --- | --- | --- | --- | --- |"]
