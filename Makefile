@@ -12,7 +12,7 @@ PORT ?= 8001
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq
 
-.PHONY: demo test lint install chromium clean readme mutants
+.PHONY: demo test lint install chromium clean readme mutants python-mutants
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,14 @@ lint: $(INSTALLED)
 ## Mutate the checks' SQL one change at a time; list what no test notices.
 mutants: $(INSTALLED)
 	$(BIN)/python mutation/sql_mutants.py --jobs 2
+
+## Mutate the Python that decides findings (mutmut, [tool.mutmut] in pyproject.toml); each
+## mutant runs the tests that reach it. mutants/ is a git repository of its own, so that
+## this checkout's .gitignore (which ignores mutants/) does not make its files "ignored".
+python-mutants: $(INSTALLED)
+	rm -rf mutants && mkdir mutants && git -C mutants init -q
+	$(BIN)/mutmut run --max-children 2
+	$(BIN)/mutmut results
 
 ## Regenerate the README's generated parts (check catalogue, command reference) with cog.
 readme: $(INSTALLED)

@@ -227,6 +227,13 @@ def not_when_built(table: str) -> str:
     return " WHERE key NOT IN ('built', 'written')" if table == "build_info" else ""
 
 
+def compared(table: str, columns: Sequence[str]) -> list[str]:
+    """The columns two builds of the same files agree on: all but the files' change
+    time, which is kept only once it is older than the racy window (RACY_NS), and
+    which two builds a moment apart may straddle (on a slow or loaded machine)."""
+    return [c for c in columns if not (table == "files" and c == "ctime_ns")]
+
+
 def content(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
     """Every table's rows, order and row ids aside (FTS shadow tables checked apart,
     and when and where the build ran: build_info's 'built' and 'written' rows)."""
@@ -234,7 +241,7 @@ def content(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
     for name in db.table_names():
         if "_fts" in name:
             continue
-        columns = [c.name for c in db[name].columns if c.name != "id"]
+        columns = compared(name, [c.name for c in db[name].columns if c.name != "id"])
         rows = db.execute(
             f"SELECT {', '.join(f'[{c}]' for c in columns)} FROM [{name}]{not_when_built(name)}"
         )

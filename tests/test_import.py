@@ -20,6 +20,7 @@ from .helpers import (
     Calls,
     Repo,
     cli_as,
+    compared,
     content,
     findings_of,
     not_when_built,
@@ -508,7 +509,7 @@ def table_contents(db_path: Path) -> dict[str, list[tuple]]:
     tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
     contents = {}
     for name in tables:
-        columns = [row[1] for row in conn.execute(f"PRAGMA table_info([{name}])")]
+        columns = compared(name, [row[1] for row in conn.execute(f"PRAGMA table_info([{name}])")])
         typed = ", ".join(f"[{c}], typeof([{c}])" for c in columns)
         try:
             rows = conn.execute(

@@ -15,14 +15,15 @@ from labnote_index.cli import cli
 from labnote_index.index import parallel
 from labnote_index.index.schema import FTS_COLUMNS, create_tables
 
-from .helpers import Calls, Repo, content, not_when_built, write_keys
+from .helpers import Calls, Repo, compared, content, not_when_built, write_keys
 
 
 def rows_in_order(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
     """Every table's rows in row id order, ids included (full-text indexes aside)."""
     return {
         name: db.execute(
-            f"SELECT rowid, * FROM [{name}]{not_when_built(name)} ORDER BY rowid"
+            f"SELECT rowid, {', '.join(f'[{c}]' for c in compared(name, db[name].columns_dict))}"
+            f" FROM [{name}]{not_when_built(name)} ORDER BY rowid"
         ).fetchall()
         for name in db.table_names()
         if "_fts" not in name
