@@ -186,11 +186,13 @@ def build(
     files: Sequence[str] | None = None,
     progress: Progress | None = None,
     settings: Settings | None = None,
+    browsable: bool = True,
 ) -> BuildResult:
     """Index ``repo`` into ``db`` (replaced only once complete; incremental on an
     index of the same repository unless ``full``), under ``settings`` (default:
     the repository's configuration file, with ``enforce_layout`` turning the
-    layout rules on whatever it says)."""
+    layout rules on whatever it says). ``browsable=False``: without what only
+    browsing uses (for an index made for one check)."""
     _jobs(jobs)
     repo = Path(repo)
     if settings is None:
@@ -218,6 +220,7 @@ def build(
         exclude=settings.excluded(),
         exclude_patterns=settings.exclude + settings.extend_exclude,
         config=config,
+        browsable=browsable,
     )
 
 
@@ -296,6 +299,7 @@ def check(
                 enforce_layout=enforce_layout,
                 progress=progress,
                 settings=settings,
+                browsable=db is not None,  # a temporary index is only checked
             )
         found = findings(db_path)
         return on_files(found, target, files) if files else found

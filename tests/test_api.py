@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import sqlite_utils
 
 import labnote_index as li
 
@@ -123,3 +124,16 @@ def test_the_package_ships_its_types():
     from importlib.resources import files
 
     assert files("labnote_index").joinpath("py.typed").is_file()
+
+
+def test_an_index_made_for_one_check_goes_without_what_only_browsing_uses(repo, tmp_path):
+    browsed = li.build(repo.root, tmp_path / "browsed.db")
+    checked = li.build(repo.root, tmp_path / "checked.db", browsable=False)
+    assert checked.findings == browsed.findings
+    assert li.findings(tmp_path / "checked.db") == li.findings(tmp_path / "browsed.db")
+    tables = {
+        name: set(sqlite_utils.Database(tmp_path / name).table_names())
+        for name in ("browsed.db", "checked.db")
+    }
+    assert "artifacts_fts" in tables["browsed.db"] and "artifacts_fts" not in tables["checked.db"]
+    assert tables["checked.db"] == {t for t in tables["browsed.db"] if "_fts" not in t}

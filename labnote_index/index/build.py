@@ -128,6 +128,7 @@ def build_index(
     exclude: Callable[[str], bool] | None = None,
     exclude_patterns: Sequence[str] = (),
     config: dict[str, Any] | None = None,
+    browsable: bool = True,
 ) -> BuildResult:
     """Index ``repo`` into ``db_path``, replacing it only once the new index is complete.
 
@@ -143,6 +144,8 @@ def build_index(
     ``exclude`` tells the paths (files and directories) the walk leaves out,
     by ``exclude_patterns``; ``config`` is the configuration the index was
     built under, kept in build_info (JSON) for checks and comparisons.
+    ``browsable=False`` leaves out what only browsing uses (``create_indexes``),
+    for an index made for one check and deleted after it.
     """
     repo = Path(repo)
     jobs = default_jobs() if jobs is None else jobs
@@ -175,6 +178,7 @@ def build_index(
     build = _Build(
         sandbox, found, settings, jobs, progress or SILENT, check, checks, config, contract
     )
+    build.browsable = browsable
     del found  # the build holds it, and lets it go once the files are read
     try:
         if incremental:
@@ -266,6 +270,7 @@ class _Build:
     check_fingerprint: str | None
     config: dict[str, Any] | None = None
     contract: Contract = field(default_factory=Contract)
+    browsable: bool = True
     # (to read again, removed) against the index, when already compared
     changes: tuple[Sequence[DiscoveredFile], list[str]] | None = None
 
@@ -315,7 +320,7 @@ class _Build:
             refresh_packet_files(db, sandbox)
             refresh_link_targets(db, sandbox)
             if not incremental:
-                create_indexes(db)
+                create_indexes(db, self.browsable)
             PHASES.mark("files")
             resolve_references(db, changed)
             store_cycles(db)

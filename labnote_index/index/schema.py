@@ -612,8 +612,11 @@ def _create_handoff_tables(db: sqlite_utils.Database) -> None:
     )
 
 
-def create_indexes(db: sqlite_utils.Database) -> None:
-    """Indexes on every join column; built after the bulk load, which is faster."""
+def create_indexes(db: sqlite_utils.Database, browsable: bool = True) -> None:
+    """Indexes on every join column; built after the bulk load, which is faster.
+    ``browsable``: also what only browsing uses (an index on each column a page
+    sorts or facets on, full-text search); an index made for one check, and
+    deleted after it, goes without them."""
     db.table("files").create_index(["kind"])
     db.table("files").create_index(["error"])
     db.table("markdown_links").create_index(["source_file"])
@@ -648,12 +651,13 @@ def create_indexes(db: sqlite_utils.Database) -> None:
     db.table("locked_files").create_index(["lock_file", "path"])
     db.table("changes").create_index(["file"])
     db.table("changes").create_index(["record_type", "record_id"])
-    _index_browsed_columns(db)
+    if browsable:
+        _index_browsed_columns(db)
     for name, sql in VIEWS.items():
         db.create_view(name, sql, replace=True)
     # Full-text search for Datasette's search box; the triggers keep it in
     # step when an incremental build deletes and re-inserts rows.
-    for table, columns in FTS_COLUMNS.items():
+    for table, columns in FTS_COLUMNS.items() if browsable else ():
         db.table(table).enable_fts(columns, create_triggers=True, replace=True)
 
 
