@@ -228,3 +228,14 @@ def test_path_inside_names_what_the_walk_would_read(tmp_path: Path):
     assert path_inside(root / "to-git", root) is None  # a dot-directory is not inside
     assert path_inside(tmp_path, root) is None
     assert path_inside(tmp_path / "repo2", root) is None  # a shared prefix is not inside
+
+
+def test_git_is_started_in_its_own_modules():
+    """read/git.py runs git for the work tree; compare/git.py reads revisions (its
+    cat-file batch); nothing else starts git (paths.py held the runner before)."""
+    found = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in MODULES
+        if '["git"' in path.read_text() or "run_git(" in path.read_text()
+    }
+    assert found == {"read/git.py", "compare/git.py"}

@@ -24,7 +24,7 @@ from ..errors import (
     RevisionRefused,
 )
 from ..index.tempfiles import temporary_directory
-from ..read.paths import git_environment, run_git
+from ..read.git import git_environment, run_git
 from ..read.settings import symlinked
 
 

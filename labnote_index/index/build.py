@@ -35,8 +35,9 @@ from ..format.contract import Contract
 from ..format.rules import RECORD_TYPES
 from ..progress import SILENT, Progress
 from ..read.discover import DiscoveredFile, FoundFiles, classify, discover, named_files
+from ..read.git import head_commit
 from ..read.parse import same_file
-from ..read.paths import Sandbox, displayable, head_commit, lstat_key
+from ..read.paths import Sandbox, displayable, lstat_key
 from ..read.schemas import read_contract
 from ..text import findings_phrase, parent_dir, plural
 from .cycles import store_cycles

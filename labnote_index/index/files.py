@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import sqlite_utils
 
 from ..format.rules import SAFE_PATH_RE
+from ..read.git import git_ignored, in_git_work_tree
 from ..read.markdown import link_rows
 from ..read.parse import NotRegularFile, hash_file, read_error, same_file
 from ..read.paths import (
@@ -28,8 +29,6 @@ from ..read.paths import (
     Sandbox,
     displayable,
     file_stat,
-    git_ignored,
-    in_git_work_tree,
     kept_ctime,
     lstat_key,
 )
