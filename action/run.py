@@ -1,5 +1,6 @@
 """The GitHub Action's step: check a LabNote repository against what the event
-changed, write the job summary, annotate, and optionally write SARIF.
+changed, write the job summary, annotate, and optionally write SARIF, all from
+one check (one build and one comparison; --also-write gives the other reports).
 
 Run by action.yml with GitHub's environment (GITHUB_EVENT_NAME, GITHUB_EVENT_PATH,
 GITHUB_STEP_SUMMARY, GITHUB_OUTPUT); a test runs it with those set by hand. The
@@ -14,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 NO_COMMIT = "0" * 40
@@ -44,13 +46,13 @@ def choose_base(repo: Path, event_name: str, event: dict) -> str | None:
     return None
 
 
-def check(
-    repo: Path, base: str | None, fmt: str, extra: list[str]
-) -> subprocess.CompletedProcess[str]:
+def check(repo: Path, base: str | None, extra: list[str]) -> subprocess.CompletedProcess[str]:
+    """One check (one build, one comparison): annotations on stdout, every other
+    report written by --also-write as ``extra`` asks."""
     command = [sys.executable, "-m", "labnote_index", "check", str(repo), "--no-db"]
     if base:
         command += ["--base", base]
-    return subprocess.run([*command, *extra, "--format", fmt], capture_output=True, text=True)
+    return subprocess.run([*command, *extra, "--format", "github"], capture_output=True, text=True)
 
 
 def main() -> int:
@@ -65,21 +67,24 @@ def main() -> int:
     if base and env.get("INPUT_NEW_ONLY", "false") == "true":
         extra.append("--new-only")
     print(f"labnote-index: checking {repo}" + (f" against {base}" if base else " (no base)"))
-    annotations = check(repo, base, "github", extra)
-    if annotations.returncode not in (0, 1):  # a usage error, an unreadable repository
-        print(annotations.stdout + annotations.stderr, file=sys.stderr)
-        return annotations.returncode
-    print(annotations.stdout, end="")
-    summary = check(repo, base, "markdown", extra)
-    if env.get("GITHUB_STEP_SUMMARY"):
-        with open(env["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as handle:
-            handle.write(summary.stdout + "\n")
-    if env.get("INPUT_SARIF", "false") == "true":
-        sarif = Path(env.get("RUNNER_TEMP") or ".") / "labnote-index.sarif"
-        sarif.write_text(check(repo, base, "sarif", extra).stdout, encoding="utf-8")
-        if env.get("GITHUB_OUTPUT"):
-            with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as handle:
-                handle.write(f"sarif={sarif}\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = Path(tmp) / "summary.md"
+        extra += ["--also-write", f"markdown:{summary}"]
+        sarif = None
+        if env.get("INPUT_SARIF", "false") == "true":
+            sarif = Path(env.get("RUNNER_TEMP") or ".") / "labnote-index.sarif"
+            extra += ["--also-write", f"sarif:{sarif}"]
+        annotations = check(repo, base, extra)
+        if annotations.returncode not in (0, 1):  # a usage error, an unreadable repository
+            print(annotations.stdout + annotations.stderr, file=sys.stderr)
+            return annotations.returncode
+        print(annotations.stdout, end="")
+        if env.get("GITHUB_STEP_SUMMARY"):
+            with open(env["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as handle:
+                handle.write(summary.read_text(encoding="utf-8") + "\n")
+    if sarif is not None and env.get("GITHUB_OUTPUT"):
+        with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as handle:
+            handle.write(f"sarif={sarif}\n")
     return annotations.returncode
 
 

@@ -122,9 +122,6 @@ def _format_option(choices: list[str], help: str | None = None):
     )
 
 
-CI_FORMATS = ("github", "sarif", "gitlab", "markdown", "junit")
-
-
 def _echo_rows(rows: list[dict[str, Any]], keys: tuple[str, ...], fmt: str, text: Any) -> None:
     """A listing: ``text(rows)`` for people, else the one json/csv writer."""
     if fmt in report.ROW_FORMATS:
@@ -132,6 +129,29 @@ def _echo_rows(rows: list[dict[str, Any]], keys: tuple[str, ...], fmt: str, text
         click.echo(report.output_rows(rows, keys, fmt), color=fmt == "csv" or None)
     else:
         click.echo(text(rows))
+
+
+CHECK_FORMATS = ("text", "json", "csv", "github", "sarif", "markdown", "junit", "gitlab")
+
+
+def _format_and_path(value: str) -> tuple[str, Path]:
+    """--also-write's FORMAT:PATH."""
+    fmt, sep, path = value.partition(":")
+    if not sep or not path or fmt not in CHECK_FORMATS:
+        raise click.BadParameter(
+            f"{value!r}: give FORMAT:PATH, FORMAT one of {', '.join(CHECK_FORMATS)}"
+        )
+    return fmt, Path(path)
+
+
+def _write_report(path: Path, text: str) -> None:
+    """One --also-write report, written whole or not at all (exit 2 naming it)."""
+    from .index.tempfiles import replace_file
+
+    try:
+        replace_file(path, text.encode("utf-8"))
+    except OSError as exc:
+        raise Failed(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def _build_options(func):
@@ -255,7 +275,7 @@ def build(
 @click.argument("repo", required=False, type=click.Path(file_okay=False, path_type=Path))
 @_db_option
 @_format_option(
-    ["text", "json", "csv", "github", "sarif", "markdown", "junit", "gitlab"],
+    list(CHECK_FORMATS),
     "text groups findings by file; json prints an array of finding objects, csv "
     "one row a finding; github prints GitHub Actions ::error/::warning "
     "annotations; sarif prints a SARIF 2.1.0 log for code scanning (one rule per "
@@ -311,6 +331,16 @@ def build(
     "introduced, not those already at the base (matched by check, record and "
     "field, wherever in the file).",
 )
+@click.option(
+    "--also-write",
+    "also_write",
+    multiple=True,
+    metavar="FORMAT:PATH",
+    callback=lambda ctx, param, values: [_format_and_path(v) for v in values],
+    help="Also write the findings in FORMAT (any --format) to the file PATH; "
+    "repeatable: one build and one comparison give every report a CI job wants "
+    "(annotations on stdout, a markdown summary and SARIF in files).",
+)
 @_build_options
 def check(
     repo: Path | None,
@@ -323,6 +353,7 @@ def check(
     base: str | None,
     head: str | None,
     new_only: bool,
+    also_write: list[tuple[str, Path]],
     isolated: bool,
     enforce_layout: bool,
     jobs: int | None,
@@ -419,30 +450,31 @@ def check(
     else:
         found = [f for f in found if f.baseline != "absent"]
     rows = [f.as_dict() for f in found]
-    if fmt in CI_FORMATS:
-        from .output import ci  # the CI formats' libraries (XML) only when asked for
-    if fmt in report.ROW_FORMATS:
-        _echo_rows(rows, api.FINDING_KEYS, fmt, report.findings_text)
-    elif fmt in ("github", "sarif", "gitlab"):
-        root = repo if repo is not None else api.repository_of(db_path)
-        prefix = api.annotation_prefix(root, lambda m: click.echo(f"warning: {m}", err=True))
-        if fmt == "sarif":  # with the base's findings the change repaired (absent)
-            absent = [r for r in compared if r["baseline"] == "absent"]
-            click.echo(ci.findings_sarif(rows + absent, api.catalogue(), prefix))
-        elif fmt == "gitlab":
-            click.echo(ci.findings_gitlab(rows, prefix))
-        elif rows:
-            click.echo(ci.findings_github(rows, prefix))
-    elif fmt == "markdown":
-        click.echo(ci.findings_markdown(rows), nl=False)
-        if base is not None:
-            click.echo("\n" + ci.markdown_text(report.baseline_phrase(compared, new_only)))
-    elif fmt == "junit":
-        click.echo(ci.findings_junit(rows, api.catalogue()))
-    else:
-        click.echo(report.findings_text(rows))
-        if base is not None:
-            click.echo(report.baseline_phrase(compared, shown_only_new=new_only))
+    prefixes: list[str] = []  # asked of git once, for the formats CI reads paths of
+
+    def prefix() -> str:
+        if not prefixes:
+            root = repo if repo is not None else api.repository_of(db_path)
+            warn = lambda m: click.echo(f"warning: {m}", err=True)  # noqa: E731
+            prefixes.append(api.annotation_prefix(root, warn))
+        return prefixes[0]
+
+    def render(fmt: str) -> str:
+        return report.findings_output(
+            fmt,
+            rows,
+            compared,
+            api.catalogue,
+            prefix,
+            keys=api.FINDING_KEYS,
+            compared_with_base=base is not None,
+            new_only=new_only,
+        )
+
+    # color=True: click would strip escape sequences from values off a terminal.
+    click.echo(render(fmt), nl=False, color=fmt == "csv" or None)
+    for also_fmt, path in also_write:
+        _write_report(path, render(also_fmt))
     threshold = cast(api.Severity, fail_on or settings.fail_on)
     sys.exit(EXIT_FOUND if api.fails(found, threshold) else EXIT_OK)
 

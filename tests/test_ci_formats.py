@@ -160,3 +160,37 @@ def test_a_clean_repository_reports_nothing_wrong(repo: Repo, fmt: str, tmp_path
         assert "no findings" in result.output or "0 errors" in result.output
     else:
         assert 'failures="0"' in result.output
+
+
+def test_also_write_gives_each_report_exactly_as_its_own_run_would(history: Repo, tmp_path: Path):
+    """One check, every report: what --also-write puts in a file is what a run of
+    that format alone prints (and the run's own output and exit are unchanged)."""
+    history.edit(history.first("registry/packets/*/*.json"), status="lost")
+    args = ["check", str(history.root), "--no-db", "--base", "base"]
+    runner = CliRunner()
+    alone = {
+        fmt: runner.invoke(cli, [*args, "--format", fmt])
+        for fmt in ("github", "markdown", "sarif", "junit", "json", "text")
+    }
+    also = [f"{fmt}:{tmp_path / fmt}" for fmt in ("markdown", "sarif", "junit", "json", "text")]
+    together = runner.invoke(
+        cli, [*args, "--format", "github", *(a for v in also for a in ("--also-write", v))]
+    )
+    assert (together.exit_code, together.stdout) == (1, alone["github"].stdout)
+    for fmt in ("markdown", "sarif", "junit", "json", "text"):
+        assert alone[fmt].exit_code == 1
+        assert (tmp_path / fmt).read_text() == alone[fmt].stdout, fmt
+
+
+@pytest.mark.parametrize("value", ["markdown", "pdf:out.pdf", "json:", ":x"])
+def test_also_write_of_no_format_and_path_is_a_usage_error(repo: Repo, value: str):
+    result = CliRunner().invoke(cli, ["check", str(repo.root), "--also-write", value])
+    assert result.exit_code == 2 and "FORMAT:PATH" in result.output
+
+
+def test_also_write_that_cannot_write_is_exit_2_naming_the_file(repo: Repo, tmp_path: Path):
+    target = tmp_path / "no-such-dir" / "report.md"
+    result = CliRunner().invoke(
+        cli, ["check", str(repo.root), "--also-write", f"markdown:{target}"]
+    )
+    assert result.exit_code == 2 and f"cannot write {target}" in result.output

@@ -6,7 +6,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import groupby
 from typing import Any
 
@@ -26,6 +26,47 @@ def baseline_phrase(findings: list[dict[str, Any]], shown_only_new: bool = False
     if shown_only_new and old:
         phrase += " (not shown: --new-only)"
     return phrase + (f", {gone} repaired" if gone else "")
+
+
+def findings_output(
+    fmt: str,
+    rows: list[dict[str, Any]],
+    compared: list[dict[str, Any]],
+    catalogue: Callable[[], list[Check]],
+    prefix: Callable[[], str],
+    *,
+    keys: tuple[str, ...],
+    compared_with_base: bool,
+    new_only: bool,
+) -> str:
+    """The findings ``rows`` (those ``compared`` with a base, the repaired included,
+    for the baseline's summary) as one ``check --format`` writes them, whole,
+    final newline included. ``prefix`` is what goes before a path in the formats
+    CI resolves paths of (asked only for those); ``catalogue``, the checks."""
+    if fmt in ROW_FORMATS:
+        return output_rows(rows, keys, fmt) + "\n"
+    if fmt == "text":
+        text = findings_text(rows) + "\n"
+        if compared_with_base:
+            text += baseline_phrase(compared, shown_only_new=new_only) + "\n"
+        return text
+    from . import ci  # the CI formats' libraries (XML) only when asked for
+
+    if fmt == "sarif":  # with the base's findings the change repaired (absent)
+        absent = [r for r in compared if r["baseline"] == "absent"]
+        return ci.findings_sarif(rows + absent, catalogue(), prefix()) + "\n"
+    if fmt == "gitlab":
+        return ci.findings_gitlab(rows, prefix()) + "\n"
+    if fmt == "github":
+        return ci.findings_github(rows, prefix()) + "\n" if rows else ""
+    if fmt == "markdown":
+        text = ci.findings_markdown(rows)
+        if compared_with_base:
+            text += "\n" + ci.markdown_text(baseline_phrase(compared, new_only)) + "\n"
+        return text
+    if fmt == "junit":
+        return ci.findings_junit(rows, catalogue()) + "\n"
+    raise ValueError(f"no findings format {fmt!r}")
 
 
 def findings_text(findings: list[dict[str, Any]]) -> str:
