@@ -228,10 +228,11 @@ def not_when_built(table: str) -> str:
 
 
 def compared(table: str, columns: Sequence[str]) -> list[str]:
-    """The columns two builds of the same files agree on: all but the files' change
-    time, which is kept only once it is older than the racy window (RACY_NS), and
-    which two builds a moment apart may straddle (on a slow or loaded machine)."""
-    return [c for c in columns if not (table == "files" and c == "ctime_ns")]
+    """The columns two builds of the same files agree on: all but a file's change
+    time (files, artifacts, handoff_files), which is kept only once it is older
+    than the racy window (RACY_NS), and which two builds a moment apart may
+    straddle (on a slow or loaded machine)."""
+    return [c for c in columns if c != "ctime_ns"]
 
 
 def content(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
