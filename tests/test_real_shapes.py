@@ -331,10 +331,16 @@ def test_with_base_the_base_configuration_governs_and_a_change_is_reported(code_
 
 
 def test_a_labnote_shaped_checkout_checks_clean(repo: Repo, tmp_path: Path):
-    """The LabNote repository's own habits together: views committed from a
-    Windows checkout, year-less and nested records, a registry README with
-    links, artifacts linking to each other."""
+    """The LabNote repository's own habits together: its contract committed in
+    registry/schemas/, views committed from a Windows checkout, year-less and
+    nested records, a registry README with links, artifacts linking to each other."""
+    from importlib import resources
+
     runner = CliRunner()
+    packaged = resources.files("labnote_index.format").joinpath("schemas")
+    for schema in packaged.iterdir():
+        if schema.name.endswith(".schema.json"):
+            repo.write(f"registry/schemas/{schema.name}", schema.read_text())
     packets = repo.files("registry/packets/*/*.json")
     repo.move(packets[0], "registry/packets/" + packets[0].rsplit("/", 1)[1])
     message = repo.first("registry/messages/open/*.json")
