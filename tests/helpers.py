@@ -112,7 +112,7 @@ def fetch(db_path: Path, *paths: str) -> list[Any]:
 
 def described_tables() -> dict[str, Any]:
     """metadata.yml's tables, as written (``serve`` makes their facets counted ones)."""
-    from labnote_index.index.schema import METADATA_DATABASE, described_index
+    from labnote_index.index.metadata import METADATA_DATABASE, described_index
 
     return described_index()["databases"][METADATA_DATABASE]["tables"]
 
@@ -122,7 +122,7 @@ def plain_datasette(db_path: Path) -> Any:
     column facets, where ``serve`` has the plugin's counted ones."""
     from datasette.app import Datasette
 
-    from labnote_index.index.schema import METADATA_DATABASE, described_index
+    from labnote_index.index.metadata import METADATA_DATABASE, described_index
     from labnote_index.web.serve import SETTINGS
 
     plain = described_index()

@@ -688,7 +688,7 @@ def test_record_search_is_ranked_marked_and_covers_every_searchable_table(sample
     """A plain search of a record table goes to search_records: the best match
     first (more of the words, in less text), each passage [marked], record text
     escaped; the query covers every record table with a full-text index."""
-    from labnote_index.index.schema import described_index
+    from labnote_index.index.metadata import described_index
     from labnote_index.web import SEARCHED_TYPES
 
     packets = sample_repo.files("registry/packets/*/*.json")
@@ -775,3 +775,39 @@ def test_a_lock_state_is_the_drift_checks_definition(repo: Repo):
     drift = [f for f in findings_of(repo.index()) if f["check"] == "handoff_lock_drift"]
     assert [f["record_id"] for f in drift] == [packet]
     assert states()["architect"] == "drifted"
+
+
+def test_a_published_page_names_the_repository_never_the_building_machines_path(
+    sample_repo: Repo,
+):
+    """The database page says which repository and commit, not where it lay on
+    the machine that built it; the data's licence is the repository's own."""
+    sample_repo.index()
+    pages = fetch(sample_repo.db_path, "/sample", "/sample/packets", "/")
+    for page in pages:
+        assert page.status_code == 200
+        assert (
+            str(sample_repo.root) not in page.text and str(sample_repo.root.parent) not in page.text
+        )
+        assert "Apache-2.0" not in page.text and "Data licence" not in page.text
+    assert "from sample_repo" in pages[0].text
+    sample_repo.write("LICENSE", "\n# MIT <b>License</b>\n\nCopyright (c) 2026 Lab\n")
+    sample_repo.index()  # a licence is part of what an index was built from
+    (home,) = fetch(sample_repo.db_path, "/sample")
+    licence = "Data licence: MIT &lt;b&gt;License&lt;/b&gt; (the repository's LICENSE)"
+    assert licence in home.text  # repository text, shown as text
+
+
+def test_a_licence_file_that_is_a_symlink_is_never_read(sample_repo: Repo, tmp_path: Path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET first line\n")
+    (sample_repo.root / "LICENSE").symlink_to(secret)
+    sample_repo.index()
+    (home,) = fetch(sample_repo.db_path, "/sample")
+    assert "TOP SECRET" not in home.text and "Data licence" not in home.text
+
+
+def test_every_page_the_home_page_too_says_how_long_it_may_be_cached(index: Path):
+    for page in fetch(index, "/", "/sample", "/sample/packets"):
+        assert page.status_code == 200
+        assert page.headers.get("cache-control", "").startswith("max-age="), page.url

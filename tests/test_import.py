@@ -527,7 +527,7 @@ def test_prepared_inserts_build_the_index_sqlite_utils_builds(
 ):
     """The fast insert path writes, row for row and type for type, what sqlite-utils'
     insert_all wrote before it, on a clean repository and on bad input of every kind."""
-    from labnote_index.index.schema import Inserts
+    from labnote_index.index.inserts import Inserts
 
     for name, (raw, _) in BAD_INPUTS.items():
         repo.write(f"registry/packets/2026/bad-{name}.json", raw.decode("utf-8", "replace"))

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from labnote_index.api import build as build_index
 from labnote_index.cli import cli
-from labnote_index.index.schema import FTS_COLUMNS
+from labnote_index.index.sql_views import FTS_COLUMNS
 from labnote_index.read.paths import RACY_NS
 
 from .helpers import Repo, content

@@ -10,7 +10,7 @@ import sqlite_utils
 from bench.scaling import SHAPES
 from labnote_index.api import build as build_index
 from labnote_index.format.rules import ANSWER_FIELDS, LINEAGE_DEPTH
-from labnote_index.index.schema import described_index
+from labnote_index.index.metadata import described_index
 from labnote_index.queries import lineage
 
 from .helpers import fetch

@@ -205,6 +205,7 @@ def test_a_published_deployment_runs_as_three_identical_replicas(installed: Path
             "/beta/packets.json?_shape=array&_col=topic",
             "/alpha/-/story?node=registry/packets/2026/20260903-maria-ops-retention-question.json",
             "/alpha",
+            "/",
         ]
         jobs = [(bases[n % 3], paths[n % len(paths)]) for n in range(60)]
         with concurrent.futures.ThreadPoolExecutor(12) as pool:

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from labnote_index.api import build as build_index
 from labnote_index.cli import cli
 from labnote_index.index import parallel
-from labnote_index.index.schema import FTS_COLUMNS, create_tables
+from labnote_index.index.schema import create_tables
+from labnote_index.index.sql_views import FTS_COLUMNS
 
 from .helpers import Calls, Repo, compared, content, not_when_built, write_keys
 

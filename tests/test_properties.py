@@ -282,7 +282,7 @@ row_values = st.recursive(
 def test_prepared_inserts_write_what_sqlite_utils_writes(rows: list[dict]):
     import sqlite_utils
 
-    from labnote_index.index.schema import Inserts
+    from labnote_index.index.inserts import Inserts
 
     ours, theirs = sqlite_utils.Database(memory=True), sqlite_utils.Database(memory=True)
     for db in (ours, theirs):
@@ -296,7 +296,7 @@ def test_prepared_inserts_write_what_sqlite_utils_writes(rows: list[dict]):
 def test_prepared_inserts_refuse_a_key_no_column_has():
     import sqlite_utils
 
-    from labnote_index.index.schema import Inserts
+    from labnote_index.index.inserts import Inserts
 
     db = sqlite_utils.Database(memory=True)
     db.table("t").create({"id": int, "a": str}, pk="id")

@@ -33,8 +33,8 @@ import sqlite_utils
 
 from ..errors import CheckFileError
 from ..format.rules import LEVELS, SEVERITIES
+from ..index.inserts import Inserts
 from ..index.resolve import delete_in
-from ..index.schema import Inserts
 from .positions import locate
 from .suggest import suggest
 

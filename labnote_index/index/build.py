@@ -36,6 +36,7 @@ from ..format.rules import RECORD_TYPES
 from ..progress import SILENT, Progress
 from ..read.discover import DiscoveredFile, FoundFiles, classify, discover, named_files
 from ..read.git import head_commit
+from ..read.licence import declared_licence
 from ..read.parse import same_file
 from ..read.paths import Sandbox, displayable, lstat_key
 from ..read.schemas import read_contract
@@ -166,6 +167,8 @@ def build_index(
         "exclude": list(exclude_patterns),
         # The committed schemas read (their hashes): another contract, another index.
         "schemas": contract.fingerprint,
+        # The licence its LICENSE file declares: what a published site says of the data.
+        "licence": declared_licence(sandbox),
     }
     PHASES.reset()
     if not files:

@@ -33,9 +33,9 @@ from ..read.paths import (
     lstat_key,
 )
 from ..text import parent_dir
+from .inserts import Inserts
 from .parallel import run_sharded
 from .resolve import delete_in
-from .schema import Inserts
 
 # Artifact bodies above this size are accounted for (size, hash) but not stored.
 MAX_ARTIFACT_BODY = 1024 * 1024

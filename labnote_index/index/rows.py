@@ -41,7 +41,7 @@ from ..read.parse import (
 from ..read.paths import FileStat, Sandbox, displayable, kept_ctime, lstat_key, storable
 from ..text import as_text, parent_dir
 from .files import MAX_TEXT
-from .schema import Inserts
+from .inserts import Inserts
 
 # Per record type, worked out once: its columns, and its reference fields with
 # whether each holds a list of IDs (derivative_of names two target types).

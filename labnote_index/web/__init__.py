@@ -20,7 +20,8 @@ from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
 from ..format.rules import RECORD_TYPES
-from ..index.schema import FTS_COLUMNS, RECORD_TABLES
+from ..index.schema import RECORD_TABLES
+from ..index.sql_views import FTS_COLUMNS
 from .dashboard import FIRST_TABLES, dashboard, headline, table_url_for
 from .facets import CountedFacet
 from .links import INDEXES_KEY, built_info, is_index, page_urls
@@ -178,6 +179,22 @@ def _search_redirect(datasette: Any, page: tuple[str, str] | None, pairs: Pairs)
     return None
 
 
+def _cached(send: Any, ttl: int) -> Any:
+    """``send``, with the Cache-Control every other page has added to a page that
+    lacks one (Datasette's own home page, ``/``): the index never changes under
+    a server."""
+
+    async def sending(message: dict) -> None:
+        if message.get("type") == "http.response.start" and message.get("status") == 200:
+            headers = list(message.get("headers", []))
+            if not any(name.lower() == b"cache-control" for name, _ in headers):
+                headers.append((b"cache-control", f"max-age={ttl}".encode()))
+                message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
+
+
 @hookimpl
 def asgi_wrapper(datasette: Any):
     """Redirects the table and search pages that need it (see _search_redirect)."""
@@ -198,6 +215,8 @@ def asgi_wrapper(datasette: Any):
                 kept = _kept_pairs(page, pairs)
                 if kept != pairs:
                     scope = dict(scope, query_string=urlencode(kept).encode("latin-1"))
+                if scope.get("path") == "/":
+                    send = _cached(send, datasette.setting("default_cache_ttl"))
             await app(scope, receive, send)
 
         return adjusted

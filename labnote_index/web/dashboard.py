@@ -43,7 +43,7 @@ TYPE_COLOURS = {
 }
 
 
-# What waits, each a view of the index (index.schema.WAITING_VIEWS): counted
+# What waits, each a view of the index (index.sql_views.WAITING_VIEWS): counted
 # here and linked to, one definition for the number and the rows it links to.
 WAITING = (
     ("open messages", "open_messages"),

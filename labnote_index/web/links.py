@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -38,4 +39,8 @@ async def built_info(db: Any) -> dict[str, Any] | None:
     found = {row["key"]: json.loads(row["value"]) for row in rows}
     if "built" not in found:
         return None
-    return {**found["built"], "repo": found.get("settings", {}).get("repo")}
+    # The repository's name only: its path is the building machine's (a home
+    # directory, a CI workspace), no part of what is published.
+    repo = found.get("settings", {}).get("repo")
+    licence = found.get("settings", {}).get("licence")
+    return {**found["built"], "repo": Path(repo).name if repo else None, "licence": licence}

@@ -19,7 +19,7 @@ from datasette.database import Database
 
 from ..errors import ServeError
 from ..index.index_file import repository_name
-from ..index.schema import METADATA_DATABASE, described_index
+from ..index.metadata import METADATA_DATABASE, described_index
 from ..index.tempfiles import new_directory, temp_name
 from .facets import COUNTS_KEY, CountedFacet
 
