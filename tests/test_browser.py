@@ -263,3 +263,33 @@ def test_record_tables_show_ten_rows_a_line_each(server: str, browser):
     assert "[]" not in page.locator("td.col-derivative_of").all_inner_texts()
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 1
     page.close()
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_a_cut_cell_keeps_what_tells_it_apart(server: str, browser, width: int):
+    """A long name is cut in the middle, its end in view; a MISSING marker is never
+    cut away (the handoff chain's inputs), at desktop and phone width."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(server + "/sample/handoff_chain?milestone=retention-policy")
+    inputs = page.locator("td.col-inputs", has_text="MISSING").first
+    assert inputs.is_visible()
+    visible = inputs.evaluate(
+        "td => { const r = document.createRange(); r.selectNodeContents(td);"
+        " const box = td.getBoundingClientRect(), text = r.getBoundingClientRect();"
+        " return text.right <= box.right + 1 && text.bottom <= box.bottom + 1; }"
+    )
+    assert visible, "the inputs cell is cut: its MISSING marker is out of sight"
+    page.goto(server + "/sample/messages")
+    name = page.locator("td .labnote-name").first
+    whole = name.get_attribute("title") or ""
+    assert len(whole) > 24
+    tail = name.locator(".labnote-tail")
+    cell = name.locator("xpath=ancestor::td")
+    tail_box, cell_box = tail.bounding_box(), cell.bounding_box()
+    assert (
+        tail_box
+        and cell_box
+        and tail_box["x"] + tail_box["width"] <= cell_box["x"] + cell_box["width"] + 1
+    )
+    assert whole.endswith(tail.inner_text())
+    assert whole in page.inner_text("table").replace("\u2026", "")  # copied as one line

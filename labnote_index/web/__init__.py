@@ -61,6 +61,25 @@ def json_list(value: str) -> str | None:
     return ", ".join("" if i is None else str(i) for i in items)
 
 
+# What a lineage or handoff query says of an input or reference that names
+# nothing: a cell holding it is shown whole, wrapped, never cut.
+MISSING_MARK = "MISSING"
+# A name (an ID, a path: text without spaces) longer than this is cut in the
+# middle when its cell is too narrow: its end is what tells two names apart.
+_LONG_NAME = 24
+_KEPT_END = 14
+
+
+def middle_cut(value: str) -> Markup:
+    """A long name as a cell shows it: its start cut with an ellipsis as the cell
+    narrows, its last characters always shown, the whole in its title."""
+    head, tail = escape(value[:-_KEPT_END]), escape(value[-_KEPT_END:])
+    return Markup(
+        f'<span class="labnote-name" title="{escape(value)}"><span class="labnote-head">{head}'
+        f'</span><span class="labnote-tail">{tail}</span></span>'
+    )
+
+
 def shown_text(value: str, limit: int | None) -> str:
     """``value`` as a cell shows text: cut at ``limit`` characters, like
     Datasette's own cells (a string, so the template escapes it)."""
@@ -317,6 +336,10 @@ def render_cell(
             return linked
     if value.lstrip().startswith(URL_SCHEMES) and is_index(datasette, database):
         return shown_text(value, datasette.setting("truncate_cells_html"))
+    if MISSING_MARK in value and is_index(datasette, database):
+        return Markup(f'<span class="labnote-whole">{escape(value)}</span>')
+    if len(value) > _LONG_NAME and " " not in value and is_index(datasette, database):
+        return middle_cut(value)
     return None  # most cells of a page: nothing to look at
 
 
