@@ -24,6 +24,8 @@ from .table import adding_to
 # Where a Datasette instance keeps the counts: (database, table, column, limit)
 # to [(value, label, count)].
 COUNTS_KEY = "labnote_facet_counts"
+# Flags a facet names as their cells do (render_cell): yes or no, not 1 or 0.
+YES_NO = {("findings", "fixable"), ("checks", "fixable")}
 
 
 class CountedFacet(ColumnFacet):
@@ -38,6 +40,9 @@ class CountedFacet(ColumnFacet):
             # To a reader it is a column facet: Datasette names any other type
             # beside the facet's name ("status (counted)").
             facet["type"] = ColumnFacet.type
+            if (self.table, facet["name"]) in YES_NO:
+                for value in facet["results"]:
+                    value["label"] = "yes" if value["value"] in (1, "1", True) else "no"
         return results, timed_out
 
     async def _results(self) -> tuple[list[dict[str, Any]], list[str]]:
