@@ -293,3 +293,17 @@ def test_a_cut_cell_keeps_what_tells_it_apart(server: str, browser, width: int):
     )
     assert whole.endswith(tail.inner_text())
     assert whole in page.inner_text("table").replace("\u2026", "")  # copied as one line
+
+
+def test_a_lineage_page_without_a_node_asks_for_one(server: str, browser):
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(server + "/sample/-/lineage")
+    page.get_by_label("Record ID, record file or handoff packet directory").fill(
+        "20260903-maria-ops-retention-question"
+    )
+    page.get_by_role("button", name="Show its lineage").click()
+    page.wait_for_url("**/-/lineage?node=20260903-maria-ops-retention-question")
+    assert page.inner_text("h1").startswith(
+        "Lineage of packet 20260903-maria-ops-retention-question"
+    )
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 1

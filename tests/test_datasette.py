@@ -249,10 +249,15 @@ def test_lineage_page_of_unknown_node_is_404(index: Path):
 
 def test_lineage_page_without_a_node_or_with_a_huge_one_explains_itself(index: Path):
     (empty,) = fetch(index, "/sample/-/lineage")
-    assert empty.status_code == 404 and "Name one in the address" in empty.text
+    assert empty.status_code == 404 and "Name one: a record ID" in empty.text
+    # A form asks for the name (no address to edit by hand); it sends ?node=.
+    assert '<form class="labnote-node-form" action="/sample/-/lineage" method="get">' in empty.text
+    assert 'name="node"' in empty.text and 'value=""' in empty.text
+    (typo,) = fetch(index, "/sample/-/story?node=nothing-like-this")
+    assert 'action="/sample/-/story"' in typo.text and 'value="nothing-like-this"' in typo.text
     (huge,) = fetch(index, "/sample/-/lineage?node=" + "x" * 5000)
     assert huge.status_code == 404 and "(5000 characters)" in huge.text
-    assert "x" * 201 not in huge.text
+    assert "x" * 201 not in huge.text and 'value=""' in huge.text
 
 
 def test_an_empty_search_is_no_search(index: Path):
@@ -829,3 +834,15 @@ def test_the_fixable_facet_reads_as_its_cells_do(index: Path):
     (page,) = fetch(index, "/sample/findings")
     facet = page.text.split('id="facet-fixable"', 1)[1].split("</ul>", 1)[0]
     assert ">yes</a>" in facet and ">no</a>" in facet and ">1</a>" not in facet
+
+
+def test_an_unknown_table_says_which_and_leads_back(index: Path):
+    page, other, data = fetch(
+        index, "/sample/pakets", "/sample/~3Cscript~3E", "/sample/pakets.json"
+    )
+    assert page.status_code == 404
+    assert "<h1>No table pakets</h1>" in page.text
+    assert 'Did you mean <a href="/sample/packets">packets</a>?' in page.text
+    assert 'href="/sample">Back to sample</a>' in page.text
+    assert other.status_code == 404 and "<h1>No table &lt;script&gt;</h1>" in other.text
+    assert data.status_code == 404 and data.json()["error"] == "Table not found"

@@ -15,8 +15,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from datasette import hookimpl
-from datasette.utils import tilde_encode
-from datasette.utils.asgi import Response
+from datasette.utils import tilde_decode, tilde_encode
+from datasette.utils.asgi import NotFound, Response
 from markupsafe import Markup, escape
 
 from ..format.rules import RECORD_TYPES
@@ -241,6 +241,40 @@ def asgi_wrapper(datasette: Any):
         return adjusted
 
     return wrap
+
+
+@hookimpl
+def handle_exception(datasette: Any, request: Any, exception: Exception) -> Any:
+    """A table an index does not have: a page that names it, says what is near, and
+    leads back (Datasette's own says only "Table not found")."""
+    if not isinstance(exception, NotFound) or str(exception) != "Table not found":
+        return None
+    vars_ = getattr(request, "url_vars", None) or {}
+    database, table = vars_.get("database"), vars_.get("table")
+    if not database or not table or vars_.get("format") or not is_index(datasette, database):
+        return None  # (JSON keeps Datasette's own error)
+
+    async def page() -> Response:
+        from ..checks.suggest import Names
+
+        db = datasette.get_database(database)
+        names = [*await db.table_names(), *await db.view_names()]
+        names += list(datasette.metadata("queries", database=database) or {})
+        table_name = tilde_decode(table)
+        near = Names(names).nearest(table_name)
+        html = await datasette.render_template(
+            "labnote_not_found.html",
+            {
+                "database": database,
+                "table": table_name[:200],
+                "near": near,
+                "near_url": datasette.urls.table(database, near) if near else None,
+            },
+            request=request,
+        )
+        return Response.html(html, status=404)
+
+    return page
 
 
 @hookimpl

@@ -116,6 +116,7 @@ async def _lineage_help(
         {
             "database": database,
             "key": shown_key,
+            "typed": key if len(key) <= 200 else "",  # the form's field, to correct
             "empty": not key.strip(),
             "page": page,
             "near": near,
