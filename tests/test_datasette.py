@@ -846,3 +846,34 @@ def test_an_unknown_table_says_which_and_leads_back(index: Path):
     assert 'href="/sample">Back to sample</a>' in page.text
     assert other.status_code == 404 and "<h1>No table &lt;script&gt;</h1>" in other.text
     assert data.status_code == 404 and data.json()["error"] == "Table not found"
+
+
+def test_a_search_pages_through_every_match_and_says_how_many(tmp_path: Path):
+    from bench.generate import generate
+
+    root = tmp_path / "repo"
+    generate(root, packets=230)
+    db_path = tmp_path / "sample.db"
+    build_index(root, db_path)
+    total = (
+        sqlite_utils.Database(db_path)
+        .execute("SELECT count(*) FROM packets_fts WHERE packets_fts MATCH 'topic'")
+        .fetchone()[0]
+    )
+    assert total > 200
+    seen: list[tuple] = []
+    for page in (1, 2, 3, 4):
+        (answer,) = fetch(
+            db_path,
+            f"/sample/search_records.json?words=topic&type=packet&page={page}&_shape=objects",
+        )
+        rows = answer.json()["rows"]
+        assert len(rows) == max(0, min(100, total - 100 * (page - 1))), page
+        assert {r["matches"] for r in rows} <= {total}
+        assert [r["match"] for r in rows] == list(
+            range(100 * (page - 1) + 1, 100 * (page - 1) + 1 + len(rows))
+        )
+        seen += [(r["record_type"], r["record_id"]) for r in rows]
+    assert len(seen) == len(set(seen)) == total  # every match once, across the pages
+    (first,) = fetch(db_path, "/sample/search_artifacts.json?words=topic&page=&_shape=objects")
+    assert first.status_code == 200  # an empty page is the first
