@@ -877,3 +877,19 @@ def test_a_search_pages_through_every_match_and_says_how_many(tmp_path: Path):
     assert len(seen) == len(set(seen)) == total  # every match once, across the pages
     (first,) = fetch(db_path, "/sample/search_artifacts.json?words=topic&page=&_shape=objects")
     assert first.status_code == 200  # an empty page is the first
+
+
+def test_a_findings_record_is_a_link_to_its_story_and_identity_is_not_shown(index: Path):
+    import re
+
+    (page, every) = fetch(index, "/sample/findings", "/sample/findings?_all_columns=1")
+    cells = re.findall(r'<td class="col-record_id[^"]*"[^>]*>(.*?)</td>', page.text, re.S)
+    linked = [c for c in cells if 'class="labnote-record"' in c]
+    assert linked and len(linked) == len([c for c in cells if c.strip() and "&nbsp;" not in c])
+    record = next(c for c in linked if "registry%2F" in c)  # a record's: its file's story
+    assert "/sample/-/story?node=registry%2F" in record
+    packet = next(c for c in linked if "docs/workflow" in c)  # a packet's: its directory
+    assert "node=docs%2Fworkflow%2F" in packet and "packet.lock.json" not in packet
+    headers = re.findall(r'<th[^>]*data-column="([^"]+)"', page.text)
+    assert "identity" not in headers and "subject" not in headers and "message" in headers
+    assert "identity" in re.findall(r'<th[^>]*data-column="([^"]+)"', every.text)

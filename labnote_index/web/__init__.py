@@ -151,6 +151,8 @@ HIDDEN_COLUMNS = {
     ),
     "input_packets": ("extra",),
     "artifacts": ("body",),
+    # What tells findings apart for --base and SARIF, not for a reader.
+    "findings": ("subject", "identity"),
 }
 ALL_COLUMNS = "_all_columns"  # Datasette ignores it; links and sorting keep it
 
@@ -377,6 +379,16 @@ def render_cell(
     return None  # most cells of a page: nothing to look at
 
 
+def _cell(row: Any, column: str) -> Any:
+    """A row's value of ``column`` (None when it has none), a foreign key Datasette
+    expanded with its label read as its value."""
+    try:
+        value = row[column]
+    except (IndexError, KeyError):
+        return None
+    return value.get("value") if isinstance(value, dict) else value
+
+
 def _linked(
     value: str, column: str, table: str | None, database: str, datasette: Any, row: Any
 ) -> Markup | None:
@@ -391,6 +403,15 @@ def _linked(
         url = datasette.urls.row(database, "artifacts", tilde_encode(value))
         return Markup(f'<a href="{escape(url)}">{escape(value)}</a>')
     node = value if names_a_node else None
+    if table == "findings" and column == "record_id" and row is not None:
+        # A finding's record: its file when that is a record's (an ID may be
+        # duplicated), else the ID itself (a handoff packet's directory).
+        file, kind = _cell(row, "file"), _cell(row, "record_type")
+        is_record = kind in RECORD_TYPES and isinstance(file, str) and file.endswith(".json")
+        # The ID itself is the link (its file's cell has the story and lineage
+        # links): the row keeps its width, message and hint on the first screen.
+        (story,) = page_urls(datasette, database, file if is_record else value, "story")
+        return Markup(f'<a class="labnote-record" href="{escape(story)}">{escape(value)}</a>')
     if table in ID_COLUMNS and column == ID_COLUMNS[table] and row is not None:
         try:
             node = row["file"]  # an ID may be duplicated; the file is the record
