@@ -107,6 +107,27 @@ def test_a_template_is_checked_as_a_manifest_never_as_a_packet(code_role: Repo):
     } <= found
 
 
+def test_a_templates_row_says_what_it_says(code_role: Repo):
+    """Every field of a template's row, as its manifest gives it (for browsing)."""
+    template = TEMPLATE.format(role="architect")
+    data = code_role.load(template)
+    data.update(return_to="reviewer", handoff_to=["reviewer", "implementer"], priority="high")
+    code_role.save(template, data)
+    row = code_role.index()["handoff_templates"].get(template)
+    assert {k: row[k] for k in ("dir_role", "role", "milestone", "packet_version", "status")} == {
+        "dir_role": "architect",
+        "role": "architect",
+        "milestone": "template",
+        "packet_version": "packet-v001",
+        "status": "draft",
+    }
+    assert row["summary"] == data["summary"] and row["schema_version"] == "0.1"
+    assert json.loads(row["documents"]) == [d["path"] for d in data["documents"]]
+    assert json.loads(row["handoff_to"]) == ["reviewer", "implementer"]
+    assert row["return_to"] == "reviewer"
+    assert json.loads(row["extra"]) == {"priority": "high"} and row["valid"] == 1
+
+
 def test_unknown_manifest_fields_are_reported_only_when_asked(code_role: Repo):
     assert findings_of(code_role.index()) == []
     (code_role.root / "labnote-index.toml").write_text(
