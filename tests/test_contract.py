@@ -112,6 +112,7 @@ def test_committed_schema_findings_take_the_packaged_checks(repo: Repo):
     [
         ("{not json", "cannot be read as JSON"),
         ('{"type": 5}', "is not a valid JSON Schema: at type:"),
+        ('{"properties": {"tag_slug": {"type": 5}}}', "JSON Schema: at properties/tag_slug/type: "),
         ('{"$ref": "https://example.org/tag.json"}', "never fetched"),
         ('{"$ref": "#/$defs/nowhere"}', "is not a valid JSON Schema"),
         ('{"properties": {"tag_slug": {"pattern": "(unclosed"}}}', "is not a valid JSON Schema"),
@@ -194,3 +195,16 @@ def test_workers_validate_against_the_committed_schema(repo: Repo, monkeypatch: 
     one = api.build(repo.root, repo.db_path, jobs=1).findings
     several = api.build(repo.root, repo.db_path, jobs=3, full=True).findings
     assert one == several and one["error"] == len(packets)
+
+
+def test_when_the_committed_schemas_govern_every_type_the_line_says_so(repo: Repo):
+    commit_schemas(repo)
+    for name in ("message", "notification", "packet", "response", "tag", "visit", "visitor"):
+        widened = schema(repo, name)
+        widened["properties"]["reviewed_by"] = {"type": "string"}
+        save_schema(repo, name, widened)
+    assert api.governing_schemas(repo.root) == (
+        "schemas: registry/schemas/ governs message, notification, packet, response, tag, "
+        "visit, visitor"
+    )
+    assert found(repo) == []

@@ -282,6 +282,9 @@ def test_show_settings_says_where_each_came_from(code_role: Repo):
     assert 'exclude = ["examples/**"]  # labnote-index.toml' in lines
     assert 'fail-on = "warning"  # command line' in lines
     assert "enforce-layout = false  # default" in lines
+    (code_role.root / "labnote-index.toml").unlink()
+    alone = CliRunner().invoke(cli, ["check", str(code_role.root), "--show-settings"])
+    assert alone.output.splitlines()[0] == "configuration file: (none) (working tree)"
 
 
 @pytest.mark.parametrize(
@@ -487,6 +490,7 @@ def test_a_symlinked_configuration_file_is_refused_naming_it(code_role: Repo, tm
         result = CliRunner().invoke(cli, ["check", str(code_role.root), *args])
         assert result.exit_code == 2, result.output
         assert "labnote-index.toml is a symlink" in result.output
+        assert "(a link could lead anywhere): put the file itself there" in result.output
     git(code_role.root, "init", "-q", "-b", "main")
     git(code_role.root, "add", "-A")
     git(code_role.root, "commit", "-q", "-m", "linked configuration")
