@@ -547,9 +547,9 @@ def test_counted_facets_are_datasettes_columnfacets_of_page(index: Path):
             assert list(mine) == tables[table]["facets"]
             assert facets_of_page(ours, f"/sample/{table}.json{query}") == mine  # from memory
     # Each whole table's counts were kept (the first ask counted them), no more.
-    from labnote_index.web.facets import COUNTS_KEY
+    from labnote_index.web.state import state_of
 
-    kept = {(table, column) for _, table, column, _ in getattr(ours, COUNTS_KEY)}
+    kept = {(table, column) for _, table, column, _ in state_of(ours).facet_counts}
     assert kept == {(table, column) for table in faceted for column in tables[table]["facets"]}
     (page,) = fetch(index, "/sample/packets")
     assert 'id="facet-status"' in page.text and "(counted)" not in page.text

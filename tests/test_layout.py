@@ -239,3 +239,18 @@ def test_git_is_started_in_its_own_modules():
         if '["git"' in path.read_text() or "run_git(" in path.read_text()
     }
     assert found == {"read/git.py", "compare/git.py"}
+
+
+def test_the_web_layer_uses_datasettes_public_api():
+    """No private Datasette attribute is touched and no state is hung on its
+    object: databases come and go through add_database and remove_database, the
+    plugin's state lives in web/state.py (a weak map beside each instance)."""
+    private = re.compile(r"\b(?:datasette|ds|db|database|old|fresh)\._[a-z]\w*")
+    found = []
+    for path in sorted((PACKAGE / "web").glob("*.py")):
+        text = path.read_text()
+        for spelling in ("__dict__", ".databases =", "databases[", "setattr(datasette"):
+            if spelling in text:
+                found.append(f"{path.name}: {spelling}")
+        found += [f"{path.name}: {m.group()}" for m in private.finditer(text)]
+    assert found == []

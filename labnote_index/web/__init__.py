@@ -24,8 +24,9 @@ from ..index.schema import RECORD_TABLES
 from ..index.sql_views import FTS_COLUMNS
 from .dashboard import FIRST_TABLES, dashboard, headline, table_url_for
 from .facets import CountedFacet
-from .links import INDEXES_KEY, built_info, is_index, page_urls
+from .links import built_info, is_index, page_urls
 from .pages import health, lineage_page, story_page
+from .state import state_of
 from .table import rows_and_columns
 
 LINKED_TABLES = {"records", *RECORD_TABLES}
@@ -95,7 +96,7 @@ def startup(datasette: Any):
         for name, db in datasette.databases.items():
             if "build_info" in await db.table_names() and "lineage_edges" in await db.view_names():
                 found.add(name)
-        setattr(datasette, INDEXES_KEY, found)
+        state_of(datasette).indexes = found
 
     return find_indexes
 
@@ -320,14 +321,11 @@ def extra_template_vars(database: str | None, datasette: Any, view_name: str) ->
     return template_vars
 
 
-# The dashboard of each immutable index, worked out once while a server runs
-# (its counts cannot change; a rebuilt index served by --watch is a new
-# Database, so its dashboard is worked out anew).
-DASHBOARD_KEY = "labnote_dashboards"
-
-
 async def _home(datasette: Any, name: str, db: Any) -> dict[str, Any]:
-    kept = datasette.__dict__.setdefault(DASHBOARD_KEY, {})
+    # The dashboard of each immutable index, worked out once while a server runs
+    # (its counts cannot change; a rebuilt index served by --watch is a new
+    # Database, so its dashboard is worked out anew).
+    kept = state_of(datasette).dashboards
     held = kept.get(name)
     if held is not None and held[0] is db:
         return held[1]

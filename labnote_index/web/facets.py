@@ -19,11 +19,9 @@ from datasette.database import QueryInterrupted
 from datasette.facets import ColumnFacet
 from datasette.utils import escape_sqlite, path_with_removed_args
 
+from .state import state_of
 from .table import adding_to
 
-# Where a Datasette instance keeps the counts: (database, table, column, limit)
-# to [(value, label, count)].
-COUNTS_KEY = "labnote_facet_counts"
 # Flags a facet names as their cells do (render_cell): yes or no, not 1 or 0.
 YES_NO = {("findings", "fixable"), ("checks", "fixable")}
 
@@ -47,7 +45,7 @@ class CountedFacet(ColumnFacet):
 
     async def _results(self) -> tuple[list[dict[str, Any]], list[str]]:
         size = self.get_facet_size()
-        database = self.ds.databases[self.database]
+        database = self.ds.get_database(self.database)
         whole = self.table is not None and not self.params and self._whole_table()
         # A size the request chose is counted as asked, not kept: one kept list
         # a facet, of the size the table's metadata or the settings give.
@@ -70,7 +68,7 @@ class CountedFacet(ColumnFacet):
         return self.sql.rstrip().endswith(f"from {escape_sqlite(self.table)}")
 
     async def _counted(self, database: Any, column: str, limit: int) -> list[tuple]:
-        kept = self.ds.__dict__.setdefault(COUNTS_KEY, {})
+        kept = state_of(self.ds).facet_counts
         key = (database, self.table, column, limit)
         if key not in kept:
             name, table = escape_sqlite(column), escape_sqlite(self.table)

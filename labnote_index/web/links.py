@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-# Databases this plugin acts on: labnote indexes only (found at startup).
-INDEXES_KEY = "labnote_index_databases"
+from .state import state_of
 
 
 def is_index(datasette: Any, database: str) -> bool:
-    """Whether the served database ``database`` is a labnote index (found at startup)."""
-    return database in getattr(datasette, INDEXES_KEY, set())
+    """Whether the served database ``database`` is a labnote index (found at
+    startup): the plugin acts on those only."""
+    return database in state_of(datasette).indexes
 
 
 def page_urls(datasette: Any, database: str, node: str, *pages: str) -> list[str]:

@@ -21,7 +21,8 @@ from ..errors import ServeError
 from ..index.index_file import repository_name
 from ..index.metadata import METADATA_DATABASE, described_index
 from ..index.tempfiles import new_directory, temp_name
-from .facets import COUNTS_KEY, CountedFacet
+from .facets import CountedFacet
+from .state import state_of
 
 
 def load_metadata(*databases: str) -> dict[str, Any]:
@@ -164,7 +165,7 @@ def pinned(db_path: Path, owner: Datasette, name: str | None = None) -> Path:
     system's temporary directory. ``name``: the database's (an earlier pin of it
     is the caller's to release)."""
     key = name or Path(db_path).stem
-    releases = owner.__dict__.setdefault("_labnote_releases", {})
+    releases = state_of(owner).releases
     link = db_path.parent / temp_name("serve", db_path.name)
     try:
         os.link(db_path, link, follow_symlinks=False)
@@ -179,7 +180,7 @@ def pinned(db_path: Path, owner: Datasette, name: str | None = None) -> Path:
 
 def release(datasette: Datasette) -> None:
     """Let go of the index files a server was pinned to."""
-    for finalizer in list(datasette.__dict__.get("_labnote_releases", {}).values()):
+    for finalizer in list(state_of(datasette).releases.values()):
         finalizer()
 
 
@@ -212,16 +213,17 @@ def swap(datasette: Datasette, db_path: Path) -> None:
     same name: pinned anew, the old pin released, the kept facet counts dropped.
     Run in the server's loop, with SQL run there too (no threads), so that no
     query is half-way through the old index; Datasette's database list is
-    replaced whole (copy on write), as its own add_database does."""
+    replaced through its public remove_database and add_database, with no await
+    between them: no request sees the database missing."""
     name = Path(db_path).stem
-    old = datasette.databases[name]
-    let_go = datasette.__dict__.get("_labnote_releases", {}).get(name)
+    old = datasette.get_database(name)
+    state = state_of(datasette)
+    let_go = state.releases.get(name)
     fresh = Database(datasette, str(pinned(db_path, datasette, name)), is_mutable=False)
-    fresh.name = fresh.route = name
-    datasette.databases = {**datasette.databases, name: fresh}
-    datasette.__dict__.pop(COUNTS_KEY, None)  # counted over the old index
-    if old._read_connection is not None:
-        old._read_connection.close()
+    datasette.remove_database(name)
+    datasette.add_database(fresh, name=name, route=name)
+    state.facet_counts.clear()  # counted over the old index
+    old.close()
     if let_go is not None:
         let_go()
 
