@@ -232,6 +232,19 @@ PHONE_PAGES = {
         "packet_id",
     ),
     "a story": ("/sample/-/story?node=20260903-maria-ops-retention-question", "Answered by"),
+    "a handoff story": (
+        "/sample/-/story?node=docs/workflow/roles/implementer/reports/retention-policy/packet-v001",
+        "implementer",
+    ),
+    "a handoff row": (
+        "/sample/handoff_packets/docs~2Fworkflow~2Froles~2Farchitect~2Freports~2Fretention-policy"
+        "~2Fpacket-v001",
+        "architect",
+    ),
+    "a query": ("/sample/handoff_chain?milestone=retention-policy", "MISSING"),
+    "a lineage": ("/sample/-/lineage?node=20260903-maria-ops-retention-question", "Lineage"),
+    "no such table": ("/sample/pakets", "No table pakets"),
+    "the checks": ("/sample/checks", "protects"),
 }
 
 
