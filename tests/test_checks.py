@@ -402,13 +402,18 @@ def test_every_check_file_has_a_planted_defect():
 def test_each_kind_of_problem_has_one_validation_check_and_each_check_a_kind():
     """A kind of problem reported by no check would vanish; a generic check no
     kind maps to could never report anything."""
-    from labnote_index.format.rules import VALIDATION_CHECKS
-
     checks = {c.id: c for c in load_checks()}
-    assert set(VALIDATION_CHECKS.values()) <= set(checks)
+    reported = [pair for c in checks.values() for pair in c.reports]
+    assert len(reported) == len(set(reported))  # no kind reported by two checks
+    reporting = {c.id for c in checks.values() if c.reports}
     generic = {c.id for c in checks.values() if c.params}
-    assert generic and generic <= set(VALIDATION_CHECKS.values()) | {"handoff_schema"}
+    assert generic and generic <= reporting | {"handoff_schema"}
+    assert {"id_grammar", "artifact_path"} <= reporting - generic  # SQL files declare theirs
     assert all(dict(checks[i].params) == {"check": i} for i in generic)
+    # Every kind the readers give is declared where its check is.
+    assert {("missing", "record"), ("handoff_status", "handoff"), ("pattern", "record")} <= set(
+        reported
+    )
 
 
 def test_a_validation_check_is_declared_once():

@@ -2,6 +2,7 @@
 -- severity: error
 -- protects: every path field is a safe repository-relative path to an existing file inside the repository (symlinks resolved)
 -- repair: correct the path, add the missing artifact, or replace a symlink that leads outside with the file itself
+-- record_problems: unsafe_path
 SELECT record_type, record_id, file, field, message
 FROM validation_problems
 WHERE check_id = 'artifact_path'

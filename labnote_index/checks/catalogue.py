@@ -56,7 +56,13 @@ FINDING_KEYS = (
     "column",
     "identity",  # the finding's identity across runs and revisions (IDENTITY_SQL)
 )
-_HEADER = re.compile(r"^--\s*(check|severity|protects|repair|fix|scope):\s*(.+?)\s*$")
+_HEADER = re.compile(
+    r"^--\s*(check|severity|protects|repair|fix|scope|record_problems|handoff_problems):"
+    r"\s*(.+?)\s*$"
+)
+# The families of files a validation problem is found in (a registry record; a
+# handoff manifest or lock), and the key that lists the kinds a check reports.
+FAMILIES = {"record": "record_problems", "handoff": "handoff_problems"}
 # A check's scope: "record" when a file's findings depend on that file's rows
 # alone (its record, its validation problems, where it lies), so that after an
 # incremental build only the files read again need checking; "global" (the
@@ -79,6 +85,9 @@ class Check:
     params: tuple[tuple[str, str], ...] = ()
     # Where it is written, in the package: its SQL file, or validation.toml's entry.
     source: str = ""
+    # The kinds of validation problem it reports, as (kind, family) pairs (the
+    # validation_checks table, which the validation_problems view joins).
+    reports: tuple[tuple[str, str], ...] = ()
 
 
 def parse_check(name: str, text: str) -> Check:
@@ -101,6 +110,11 @@ def parse_check(name: str, text: str) -> Check:
         raise CheckFileError(f"{name}: severity must be one of {DEFAULT_SEVERITIES}")
     if header.get("scope", "global") not in SCOPES:
         raise CheckFileError(f"{name}: scope must be one of {SCOPES}")
+    reports = tuple(
+        (kind, family)
+        for family, key in FAMILIES.items()
+        for kind in header.get(key, "").replace(",", " ").split()
+    )
     return Check(
         header["check"],
         header["severity"],
@@ -109,6 +123,7 @@ def parse_check(name: str, text: str) -> Check:
         text,
         header.get("fix"),
         scope=header.get("scope", "global"),
+        reports=reports,
     )
 
 
@@ -140,12 +155,16 @@ def _validation_checks(declarations: str, files: set[str]) -> list[Check]:
     for name, fields in tomllib.loads(declarations).items():
         if name in files:
             raise CheckFileError(f"{name}: declared in validation.toml and as {name}.sql")
-        unknown = set(fields) - {"severity", "protects", "repair", "fix", "scope"}
+        known = {"severity", "protects", "repair", "fix", "scope", *FAMILIES.values()}
+        unknown = set(fields) - known
         if unknown:
             raise CheckFileError(f"{name}: validation.toml gives {', '.join(sorted(unknown))}")
         # A file's problems are its own: a validation check is record-scoped.
         fields = {"scope": "record", **fields}
-        keys = ("severity", "protects", "repair", "fix", "scope")
+        for key in FAMILIES.values():
+            if key in fields:
+                fields[key] = " ".join(fields[key])
+        keys = ("severity", "protects", "repair", "fix", "scope", *FAMILIES.values())
         header = "".join(f"-- {k}: {fields[k]}\n" for k in keys if k in fields)
         check = parse_check(name, f"-- check: {name}\n{header}{sql}")
         source = f"checks/validation.toml [{name}], query checks/generic/validation.sql"
@@ -200,6 +219,7 @@ def run_checks(
     files only and keep their findings on the others. (One process runs the
     whole catalogue; BENCHMARKS.md times it.)"""
     checks = load_checks() if checks is None else checks
+    store_validation_kinds(db)
     scoped = (
         changed is not None
         and len(changed) <= SCOPED_UP_TO
@@ -318,6 +338,23 @@ def _store_catalogue(db: sqlite_utils.Database, settings: Settings | None) -> No
     ]
     db.table("checks").drop(ignore=True)
     db.table("checks").insert_all(rows, pk="id")
+
+
+def store_validation_kinds(db: sqlite_utils.Database) -> None:
+    """Which check reports each kind of validation problem, as the check files and
+    validation.toml declare it (the validation_checks table the validation_problems
+    view joins; a handoff problem no check lists is handoff_schema's there)."""
+    rows = [
+        {"error_type": kind, "family": family, "check_id": c.id}
+        for c in load_checks()
+        for kind, family in c.reports
+    ]
+    table = db.table("validation_checks")
+    if {tuple(r.values()) for r in rows} != set(
+        db.execute("SELECT error_type, family, check_id FROM validation_checks").fetchall()
+    ):
+        table.delete_where()
+        table.insert_all(rows)
 
 
 def findings(db: sqlite_utils.Database, table: str = "findings") -> list[dict[str, Any]]:

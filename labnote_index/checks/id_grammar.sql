@@ -3,6 +3,7 @@
 -- protects: packet, response, message, notification and visit IDs follow YYYYMMDD-<creator-slug>-<short-topic>, and a visit ID is <packet_id>-visit
 -- repair: rename the record (ID field and file name) to the grammar
 -- scope: record
+-- record_problems: id_grammar
 SELECT record_type, record_id, file, field, message
 FROM validation_problems
 WHERE check_id = 'id_grammar'

@@ -196,35 +196,6 @@ GENERATED_VIEWS = tuple(
     + ["registry/INDEX.md"]
 )
 
-# Which check reports each kind of validation problem, by file family ("record"
-# for registry records, "handoff" for manifests and locks). A handoff problem
-# not listed here is a handoff_schema finding; a record problem must be listed
-# (a test holds every validation_errors row to surfacing as a finding).
-_STRICT_JSON = ("encoding_bom", "duplicate_key", "number_out_of_range", "lone_surrogate")
-VALIDATION_CHECKS: dict[tuple[str, str], str] = {
-    **{(kind, family): "json_strict" for kind in _STRICT_JSON for family in ("record", "handoff")},
-    ("handoff_status", "handoff"): "handoff_status",
-    ("accepted_tag", "record"): "accepted_tag",
-    ("unsafe_path", "record"): "artifact_path",
-    ("id_grammar", "record"): "id_grammar",
-    ("message_recipient", "record"): "message_recipient",
-    ("provenance_source_refs", "record"): "provenance",
-    ("provenance_source_note", "record"): "provenance",
-    ("provenance_derivative_of", "record"): "provenance",
-    ("unknown_record_type", "record"): "record_type_unknown",
-    ("enum", "record"): "schema_enum",
-    ("pattern", "record"): "schema_pattern",
-    ("schema_invalid", "record"): "committed_schema",
-    ("missing", "record"): "schema_required",
-    ("type", "record"): "schema_type",
-    ("empty_value", "record"): "schema_type",
-    ("duplicate_item", "record"): "schema_type",
-    ("extra_forbidden", "record"): "schema_unknown_field",
-    ("slug_grammar", "record"): "slug_grammar",
-    ("timestamp", "record"): "timestamp_format",
-    ("visitor_id_grammar", "record"): "visitor_id_grammar",
-}
-
 HANDOFF_MANIFEST = "handoff.manifest.json"
 
 
