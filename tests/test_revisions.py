@@ -204,6 +204,19 @@ def test_diff_lists_changes_record_by_record(history: Repo):
     )
 
 
+def test_an_edited_field_is_shown_as_written_non_ascii_kept(history: Repo):
+    """The before and after of an edit are the field's JSON, its text as it is
+    (no \\u escapes): a reader of the diff sees the words changed."""
+    before = history.load(P5)["notes"]
+    history.edit(P5, notes="Résumé des données — 数据")
+    edited = [
+        r for r in json.loads(run_diff(history, "--format", "json").stdout) if r["field"] == "notes"
+    ]
+    assert [(r["before"], r["after"]) for r in edited] == [
+        (json.dumps(before, ensure_ascii=False), '"Résumé des données — 数据"')
+    ]
+
+
 def test_diff_shows_reference_changes(history: Repo):
     history.edit(M7, reply_to="20260903-maria-ops-retention-kickoff")
     result = run_diff(history, "--format", "json")
