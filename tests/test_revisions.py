@@ -217,6 +217,27 @@ def test_an_edited_field_is_shown_as_written_non_ascii_kept(history: Repo):
     ]
 
 
+def test_a_field_added_or_dropped_as_null_is_an_edit(history: Repo):
+    """A field that was not there and is now null (or the other way round) is an
+    edit of that field: absent and null are not the same."""
+    history.edit(P5, reviewed_by=None)
+    data = history.load(R2)
+    data["notes"] = None
+    history.save(R2, data)
+    rows = json.loads(run_diff(history, "--format", "json").stdout)
+    edited = {(r["field"], r["before"], r["after"]) for r in rows if r["change"] == "edited"}
+    assert ("reviewed_by", None, "null") in edited
+    assert any(f == "notes" and a == "null" and b is not None for f, b, a in edited)
+
+
+def test_a_record_that_can_no_longer_be_read_is_still_told(history: Repo):
+    history.write(P5, '{"record_type": "packet",')
+    result = run_diff(history, "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = [r for r in json.loads(result.stdout) if r["file"] == P5]
+    assert rows and "Traceback" not in result.output
+
+
 def test_diff_shows_reference_changes(history: Repo):
     history.edit(M7, reply_to="20260903-maria-ops-retention-kickoff")
     result = run_diff(history, "--format", "json")
