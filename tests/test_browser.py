@@ -320,3 +320,20 @@ def test_a_lineage_page_without_a_node_asks_for_one(server: str, browser):
         "Lineage of packet 20260903-maria-ops-retention-question"
     )
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 1
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_column_descriptions_show_whole_lines(server: str, browser, width: int):
+    """The column-description box shows whole lines and scrolls to the rest: no
+    line is cut through the middle."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(server + "/sample/packets")
+    inner, line, scrolls = page.evaluate(
+        """() => { const d = document.querySelector('dl.column-descriptions');
+        const s = getComputedStyle(d);
+        const inner = d.clientHeight - parseFloat(s.paddingTop) - parseFloat(s.paddingBottom);
+        return [inner, parseFloat(s.lineHeight), d.scrollHeight > d.clientHeight]; }"""
+    )
+    lines = inner / line
+    assert abs(lines - round(lines)) < 0.05 and round(lines) >= 2, (inner, line)
+    assert scrolls  # the rest is there, a scroll away
