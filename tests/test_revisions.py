@@ -474,3 +474,26 @@ def test_base_of_a_repository_in_a_sub_directory_of_the_work_tree(tmp_path: Path
     assert [(c.change, c.record_id) for c in changes if c.change == "removed"] == [
         ("removed", "20260903-maria-ops-retention-question")
     ]
+
+
+def test_the_configuration_narrows_the_transition_checks_too(history: Repo):
+    """severity and per-file-ignores govern a transition check as any other: off
+    removes its findings, an ignore of its file removes them there only."""
+    from labnote_index.read.settings import Settings
+
+    promoted = _promote(history)
+
+    def transitions(settings: Settings | None) -> list[tuple[str, str | None]]:
+        found = li.check(history.root, base="base", settings=settings)
+        return [(f.check, f.file) for f in found if f.check == "tag_promotion"]
+
+    assert transitions(Settings()) == [("tag_promotion", promoted)]
+    assert transitions(Settings(severity={"tag_promotion": "off"})) == []
+    assert transitions(Settings(per_file_ignores={promoted: ("tag_promotion",)})) == []
+    assert transitions(Settings(per_file_ignores={"elsewhere/*": ("tag_promotion",)})) == [
+        ("tag_promotion", promoted)
+    ]
+    warned = li.check(
+        history.root, base="base", settings=Settings(severity={"tag_promotion": "warning"})
+    )
+    assert {f.severity for f in warned if f.check == "tag_promotion"} == {"warning"}
