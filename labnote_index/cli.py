@@ -215,9 +215,17 @@ def _run_build(
     settings: api.Settings,
     full: bool = False,
     jobs: int | None = None,
+    browsable: bool = True,
 ) -> BuildResult:
     result = api.build(
-        repo, db_path, files=files, full=full, jobs=jobs, progress=_progress(), settings=settings
+        repo,
+        db_path,
+        files=files,
+        full=full,
+        jobs=jobs,
+        progress=_progress(),
+        settings=settings,
+        browsable=browsable,
     )
     if result.rebuilt_because:
         click.echo(f"note: {result.rebuilt_because}", err=True)
@@ -439,8 +447,9 @@ def check(
     else:
         with api.index_file(db) as index:
             # Every file is indexed (what a named file cites is needed to judge
-            # it); FILES limit what is reported, as a pre-commit hook wants.
-            _run_build(repo, index, (), settings, full, jobs)
+            # it); FILES limit what is reported, as a pre-commit hook wants. A
+            # temporary index is only checked: nothing browses it.
+            _run_build(repo, index, (), settings, full, jobs, browsable=db is not None)
             found = api.findings(index)
         if files:
             found = api.on_files(found, repo, files)
@@ -676,7 +685,7 @@ def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path 
     """
     out = api.views_directory(repo, out)
     with api.index_file(db_path) as index:
-        _run_build(repo, index, (), api.configuration(repo))
+        _run_build(repo, index, (), api.configuration(repo), browsable=db_path is not None)
         generated = api.views(index)
     if check_only:
         stale = api.stale_views(generated, out)

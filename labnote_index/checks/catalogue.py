@@ -21,6 +21,7 @@ declared in ``validation.toml``: severity, what each protects, its repair.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import re
@@ -131,6 +132,13 @@ def load_checks(catalogue: str = "checks") -> list[Check]:
     """Every check of a catalogue, in id order: ``checks`` (one index: its SQL files
     and the validation checks of ``validation.toml``) or ``checks/transitions``
     (two revisions, the base attached as ``base``)."""
+    return list(_loaded(catalogue))
+
+
+@functools.cache
+def _loaded(catalogue: str) -> tuple[Check, ...]:
+    """The checks of a catalogue, read and parsed once a process (the package's
+    files do not change under it; a Check is frozen)."""
     folder = resources.files("labnote_index").joinpath(*catalogue.split("/"))
     checks = [
         dataclasses.replace(
@@ -143,7 +151,7 @@ def load_checks(catalogue: str = "checks") -> list[Check]:
     declared = folder / "validation.toml"
     if declared.is_file():
         checks += _validation_checks(declared.read_text(encoding="utf-8"), {c.id for c in checks})
-    return sorted(checks, key=lambda c: c.id)
+    return tuple(sorted(checks, key=lambda c: c.id))
 
 
 def _validation_checks(declarations: str, files: set[str]) -> list[Check]:
