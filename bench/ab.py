@@ -6,7 +6,8 @@ add``, no network), and every step runs as ``python -m labnote_index`` from
 it, the two revisions alternating run by run (A, B, A, B, ...) so that the
 machine's drift falls on both alike. Steps: a full check (build + checks, one
 process), an incremental build after one record changed, a build with nothing
-changed. The median of each is reported, with B's ratio to A.
+changed, and a check into a temporary index (``--no-db``, a CI job's or a
+hook's first run). The median of each is reported, with B's ratio to A.
 
     python bench/ab.py --base d3236aa [--head HEAD] [--packets 10000] [--repeat 5]
 """
@@ -86,10 +87,17 @@ def main() -> None:
                 times.setdefault((name, "incremental build after one edit"), []).append(step)
                 step = timed(tree, "build", str(repo), "--db", str(db))
                 times.setdefault((name, "build with nothing changed"), []).append(step)
+                step = timed(tree, "check", str(repo), "--no-db", "--jobs", "1")
+                times.setdefault((name, "check --no-db (a temporary index)"), []).append(step)
         print(f"A = {args.base}, B = {args.head}; {records} records; median of {args.repeat}\n")
         print("| step | A (s) | B (s) | B / A |")
         print("| --- | ---: | ---: | ---: |")
-        steps = ("full check", "incremental build after one edit", "build with nothing changed")
+        steps = (
+            "full check",
+            "incremental build after one edit",
+            "build with nothing changed",
+            "check --no-db (a temporary index)",
+        )
         for step in steps:
             a = statistics.median(times[("A", step)])
             b = statistics.median(times[("B", step)])
