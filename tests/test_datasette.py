@@ -893,3 +893,10 @@ def test_a_findings_record_is_a_link_to_its_story_and_identity_is_not_shown(inde
     headers = re.findall(r'<th[^>]*data-column="([^"]+)"', page.text)
     assert "identity" not in headers and "subject" not in headers and "message" in headers
     assert "identity" in re.findall(r'<th[^>]*data-column="([^"]+)"', every.text)
+
+
+def test_a_story_page_is_titled_as_a_story(index: Path):
+    (page,) = fetch(index, "/sample/-/story?node=20260903-maria-ops-retention-question")
+    assert "<title>Story of packet 20260903-maria-ops-retention-question</title>" in page.text
+    (lineage,) = fetch(index, "/sample/-/lineage?node=20260903-maria-ops-retention-question")
+    assert "<title>Lineage of packet 20260903-maria-ops-retention-question</title>" in lineage.text
