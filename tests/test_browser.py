@@ -337,3 +337,24 @@ def test_column_descriptions_show_whole_lines(server: str, browser, width: int):
     lines = inner / line
     assert abs(lines - round(lines)) < 0.05 and round(lines) >= 2, (inner, line)
     assert scrolls  # the rest is there, a scroll away
+
+
+@pytest.mark.parametrize("path", ["/sample/-/lineage?node=", "/sample/-/story?node="])
+def test_a_lineage_picture_opens_on_its_record(server: str, browser, path: str):
+    """A picture wider than its box opens with the record it is of in view (it
+    opened at its left edge, the record off-screen), at phone width."""
+    page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(server + path + "20260905-claude-retention-followup")
+    box = page.locator(".labnote-graph").first
+    start = page.locator("#labnote-start")
+    widths = box.evaluate("b => [b.scrollWidth, b.clientWidth]")
+    assert widths[0] > widths[1], "the picture fits: this page cannot tell"
+    outer, inner = box.bounding_box(), start.bounding_box()
+    assert outer and inner
+    assert (
+        outer["x"] - 1 <= inner["x"]
+        and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + 1
+    )
+    assert errors == []  # the policy lets the page's own script run, nothing else

@@ -236,6 +236,8 @@ def _box_svg(box: _Box, top: float, width: float) -> str:
             f'<rect x="{x:.1f}" y="{top:.1f}" width="{width:.1f}" height="{BOX_HEIGHT}" '
             f'rx="6" fill="{fill}" {stroke}/>{lines}'
         )
+    # The record the picture is of: the page scrolls it into view when it opens.
+    where = ' id="labnote-start"' if box.style == "start" else ""
     if box.url is None:
-        return f"<g>{title}{shape}</g>"
-    return f'<a href="{escape(box.url)}" target="_top">{title}{shape}</a>'
+        return f"<g{where}>{title}{shape}</g>"
+    return f'<a{where} href="{escape(box.url)}" target="_top">{title}{shape}</a>'
