@@ -73,3 +73,17 @@ def test_answers_are_turned_round_in_every_lineage(sample_repo):
         for r in db.query("SELECT source_file FROM refs WHERE target_file = ?", [packet])
     ]
     assert answering and set(answering) <= set(down)
+
+
+def test_a_long_label_is_cut_in_the_middle_keeping_what_tells_it_apart():
+    from labnote_index.web.graph import MAX_CHARS, _cut
+
+    a = "20260905-claude-retention-review-thread-" + "x" * 20 + "-msg-07"
+    b = a.replace("msg-07", "msg-08")
+    assert (
+        len(_cut(a)) == MAX_CHARS and _cut(a).endswith("msg-07") and _cut(a).startswith("20260905")
+    )
+    assert _cut(a) != _cut(b) and "…" in _cut(a)
+    assert _cut("short-id") == "short-id"
+    exact = "y" * MAX_CHARS
+    assert _cut(exact) == exact and _cut(exact + "z") != exact + "z"

@@ -55,8 +55,13 @@ class _Box:
 
 
 def _cut(text: str) -> str:
+    """A label that fits its box: a long one cut in the middle, since the end of
+    an ID or a path is what tells two apart (``...-review-11-msg-07``)."""
     text = shown(text)  # control characters are not even XML
-    return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…"
+    if len(text) <= MAX_CHARS:
+        return text
+    head = (MAX_CHARS - 1) // 2
+    return text[:head] + "…" + text[-(MAX_CHARS - 1 - head) :]
 
 
 def _boxes(tree: dict[str, Any], url_for: Callable[[str], str]) -> list[_Box]:
