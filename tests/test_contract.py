@@ -208,3 +208,17 @@ def test_when_the_committed_schemas_govern_every_type_the_line_says_so(repo: Rep
         "visit, visitor"
     )
     assert found(repo) == []
+
+
+def test_a_committed_pattern_that_backtracks_is_bounded(repo: Repo):
+    """A hostile pattern (a lookahead before nested repetition, which a
+    backtracking engine takes exponential time over) ends in a finding, not a
+    hang: the schema engine bounds its backtracking."""
+    commit_schemas(repo)
+    hostile = schema(repo, "packet")
+    hostile["properties"]["notes"] = {"type": "string", "pattern": "^(?=a)(a+)+$"}
+    save_schema(repo, "packet", hostile)
+    packet = repo.first("registry/packets/*/*.json")
+    repo.edit(packet, notes="a" * 40 + "!")
+    got = [(c, fld) for c, f, fld, _ in found(repo) if f == packet]
+    assert got and all(fld == "notes" for _, fld in got)

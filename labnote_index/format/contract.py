@@ -87,8 +87,12 @@ class Contract:
             )
         rt = RECORD_TYPES[record_type]
         problems: list[Problem] = []
-        for error in validator.iter_errors(data):
-            problems.extend(_problems(rt.id_field, _ID_GRAMMARS[rt.id_grammar], error))
+        try:
+            for error in validator.iter_errors(data):
+                problems.extend(_problems(rt.id_field, _ID_GRAMMARS[rt.id_grammar], error))
+        except Exception as exc:  # the committed schema's fault, told as the record's problem
+            why = f"the committed {schema_file(record_type)} could not validate it: "
+            problems.append(Problem("", "type", why + _first_line(exc)))
         return problems
 
 
@@ -126,7 +130,7 @@ def contract_of(committed: dict[str, CommittedSchema]) -> Contract:
         if problem is None and (schema.value != packaged(name) or own_common):
             try:
                 _compile(schema.value, common_value)
-            except (ValueError, TypeError) as exc:
+            except Exception as exc:  # a hostile schema is a finding, never a crash
                 problem = _invalid(f"is not a valid JSON Schema: {_first_line(exc)}")
             else:
                 contract.schemas[name] = schema.value
