@@ -7,17 +7,13 @@ Each function takes paths and returns plain typed values; errors are
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
-import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
+from typing import Literal, cast
 
 import sqlite_utils
 
@@ -38,7 +34,7 @@ from .index.index_file import check_index_path, index_damage, indexed_repository
 from .index.tempfiles import temporary_directory
 from .progress import Progress
 from .queries import lineage as lineage_
-from .read.paths import leads_inside, path_inside
+from .read.paths import path_inside
 from .read.settings import (
     WORKING_TREE,
     Settings,
@@ -47,8 +43,16 @@ from .read.settings import (
     working_tree_reader,
 )
 
-if TYPE_CHECKING:
-    from .repair import repairs as fixes
+# What the façade returns, exported from here (labnote_index re-exports them).
+from .results import DIFF_KEYS as DIFF_KEYS
+from .results import FINDING_KEYS as FINDING_KEYS
+from .results import Branch as Branch
+from .results import Change as Change
+from .results import Finding as Finding
+from .results import FixReport as FixReport
+from .results import Orphan as Orphan
+from .results import Tree as Tree
+from .watch import watch_repository
 
 DEFAULT_DB = "labnote.db"
 DIRECTIONS = lineage_.DIRECTIONS
@@ -59,97 +63,6 @@ Direction = Literal["up", "down", "both"]
 views_directory = views_.output_directory
 stale_views = views_.stale_views
 write_views = views_.write_views
-
-
-class Branch(TypedDict):
-    """One branch of a lineage: a record or packet reached from its parent branch
-    through ``via`` (or, with ``missing``, a reference that names nothing)."""
-
-    node: str | None
-    kind: str | None
-    label: str | None
-    status: str | None
-    via: list[str]
-    depth: int
-    repeated: bool  # drawn already, elsewhere in the tree
-    more: int  # branches of it not drawn (bounded): ask for its own lineage
-    missing: bool
-    children: list[dict[str, Any]]  # Branches, one level deeper
-
-
-class Tree(TypedDict, total=False):
-    """A lineage: the node, and its ``up`` and ``down`` branches (those asked for),
-    with how many of its own branches each way are beyond the drawing."""
-
-    node: str
-    kind: str
-    label: str | None
-    status: str | None
-    up: list[Branch]
-    down: list[Branch]
-    up_more: int
-    down_more: int
-
-
-# The keys of a Finding, in the order listings give them.
-FINDING_KEYS = catalogue_.FINDING_KEYS
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One violation a check found: the row of the ``findings`` table."""
-
-    check: str
-    severity: str  # "error" or "warning"
-    record_type: str | None
-    record_id: str | None
-    file: str | None  # repository-relative
-    field: str | None
-    message: str
-    hint: str  # the repair direction
-    line: int | None = None  # where in the file (1-based), when known
-    column: int | None = None
-    # What tells this finding from every other and finds it again at a base
-    # revision (JSON text: check, record, field, subject, occurrence).
-    identity: str | None = None
-    # Against a base revision (check --base): new, unchanged, or absent (at the
-    # base only); None when not compared.
-    baseline: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        """The finding as a plain dict, keys in FINDING_KEYS' order (its values are
-        plain already: no deep copy, which made 100,000 findings cost seconds)."""
-        return dict(self.__dict__)
-
-
-@dataclass(frozen=True)
-class Orphan:
-    """A reference whose target does not exist."""
-
-    field: str
-    record_type: str
-    record_id: str | None
-    file: str
-    missing_id: str
-    expected_type: str | None
-
-
-# The keys of a Change, in the order listings give them.
-DIFF_KEYS = revisions.DIFF_KEYS
-
-
-@dataclass(frozen=True)
-class Change:
-    """One difference between two revisions (``before``/``after``: values, or
-    JSON text for an edited field)."""
-
-    change: str
-    record_type: str
-    record_id: str | None
-    file: str | None
-    field: str | None
-    before: str | None
-    after: str | None
 
 
 def configuration(
@@ -477,67 +390,14 @@ def serve(
         if len(paths) != 1:
             raise InvalidArgument("watch rebuilds one index: give one")
         build(watch, paths[0])
-        watcher = partial(_watch, Path(watch), paths[0], on_rebuilt or (lambda _: None))
+        watcher = partial(
+            watch_repository, build, Path(watch), paths[0], on_rebuilt or (lambda _: None)
+        )
     for path in paths:
         _whole_index(path)
     from .web.serve import serve as run_server  # Datasette is imported only to serve
 
     run_server(paths, host, port, open_browser, watcher)
-
-
-# A burst of changes is one rebuild: it ends once no change came for this many
-# milliseconds (an editor's save, a git checkout, a storm of edits), or, when
-# changes never stop, after the longer wait.
-WATCH_QUIET_MS = 400
-WATCH_MAX_WAIT_MS = 10_000
-
-
-def _watch(
-    repo: Path,
-    db: Path,
-    told: Callable[[BuildResult | Exception], None],
-    rebuilt: Callable[[], None],
-    stop: threading.Event,
-) -> None:
-    """Build ``db`` again whenever files of ``repo`` change, until ``stop``; after
-    each build, ``rebuilt()`` (the server takes the new index up). Files in
-    dot-directories the walk never reads (.git, our own temporary files) and
-    the index's own files do not count."""
-    from watchfiles import watch  # imported only to watch
-
-    own = {str(db.resolve()), *(str(db.resolve()) + s for s in ("-journal", "-wal", "-shm"))}
-    root = repo.resolve()
-
-    def counts(_change: Any, path: str) -> bool:
-        # Inside as the walk reads the repository (the one containment test).
-        return path not in own and leads_inside(path, root)
-
-    # watchfiles yields a set of changes once it stops growing, and the same file
-    # saved again and again does not grow it: the burst is settled here. A
-    # yield with nothing in it is a quiet spell of WATCH_QUIET_MS.
-    burst_began: float | None = None
-    for changes in watch(
-        repo,
-        watch_filter=counts,
-        rust_timeout=WATCH_QUIET_MS,
-        yield_on_timeout=True,
-        stop_event=stop,
-    ):
-        now = time.monotonic()
-        if changes and burst_began is None:
-            burst_began = now
-        if burst_began is None:
-            continue  # quiet, and nothing owed
-        if changes and now - burst_began < WATCH_MAX_WAIT_MS / 1000:
-            continue  # the burst goes on
-        burst_began = None
-        try:
-            result = build(repo, db)
-        except Exception as exc:  # anything: the server goes on with the index it has
-            told(exc)
-            continue
-        rebuilt()
-        told(result)
 
 
 def publish(db: Sequence[Path | str], out: Path | str) -> list[str]:
@@ -574,24 +434,6 @@ def check_named(name: str) -> catalogue_.Check:
     near = Names(every).nearest(name)
     mean = f": did you mean {near!r}?" if near else ""
     raise InvalidArgument(f"no check {name!r}{mean} ('labnote-index checks' lists them all)")
-
-
-@dataclass
-class FixReport:
-    """What ``fix`` planned (and, with ``apply``, did), and the findings after."""
-
-    plan: fixes.Plan
-    applied: bool
-    gone: list[Finding]  # findings the repairs removed (with apply)
-    remaining: list[Finding]  # findings of the chosen checks still there (with apply)
-    appeared: list[Finding]  # findings that were not there before (with apply; none expected)
-    # The repository commits views, and they are written anew after the other
-    # repairs when those change them: the repairs of that second pass (with apply).
-    views_follow: bool = False
-    views_rewritten: int = 0
-    after: list[Finding] = dataclasses.field(
-        default_factory=list
-    )  # every finding after (with apply)
 
 
 def fix(

@@ -1,237 +1,37 @@
-"""The ``labnote-index`` command line: argument parsing and output over the library
-(``api.py``), and the one place where errors become exit codes."""
+"""The ``labnote-index`` commands: arguments parsed, the library (``api.py``) called,
+its answers written (``command.py`` maps errors to exit codes)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import signal
-import sqlite3
 import sys
-import threading
 from pathlib import Path
 from typing import Any, cast
 
 import click
 
-from . import api, interrupts
-from .errors import LabnoteError, NoIndex, NotAnIndex
+from . import api
+from .command import (
+    CHECK_FORMATS,
+    EXIT_FOUND,
+    EXIT_OK,
+    Failed,
+    LabnoteGroup,
+    build_options,
+    db_option,
+    echo_rows,
+    format_and_path,
+    format_option,
+    run_build,
+    write_report,
+)
+from .errors import NoIndex, NotAnIndex
 from .index.build import BuildResult
 from .output import report
-from .progress import Progress
 from .text import plural, shown
 
 DEFAULT_DB = api.DEFAULT_DB
-
-# Exit codes a CI job can trust: 1 only ever means "findings".
-EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
-EXIT_BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
-
-
-class Failed(click.ClickException):
-    """Nothing to report on (no index could be made or read): exit 2, never 1."""
-
-    exit_code = EXIT_USAGE
-
-
-# Errors and what they mean on the command line, in one place: the library's
-# own (each says what to do), an index SQLite cannot read, and the system's.
-ERRORS: dict[type[BaseException], str] = {
-    LabnoteError: "{}",
-    sqlite3.DatabaseError: "cannot read the index: {} (rebuild it with 'build --full', "
-    "or give another --db)",
-    OSError: "{}",
-}
-
-
-class LabnoteGroup(click.Group):
-    """Maps every library error to one clear line and exit 2, Ctrl-C to 130 and
-    SIGTERM to 143, each saying what had been changed."""
-
-    # Run as the program (main), a command that has done its work ignores a late
-    # Ctrl-C: its exit is its own (or 130, said), never a death by the signal.
-    settle_when_done = False
-
-    def invoke(self, ctx: click.Context) -> Any:
-        """Run a command with SIGTERM unwound as an interruption, and map what
-        goes wrong to the exit codes the README documents."""
-        interrupts.forget()
-        main = threading.current_thread() is threading.main_thread()
-        before = signal.signal(signal.SIGTERM, interrupts.raise_terminated) if main else None
-        try:
-            try:
-                return super().invoke(ctx)
-            finally:
-                if main and self.settle_when_done:
-                    interrupts.settle()
-        except BrokenPipeError:
-            # The reader went away (`| head`): output ends quietly, as cat's does.
-            # Whatever is still buffered for stdout goes nowhere, not to an error.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
-            raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
-        except KeyboardInterrupt as exc:
-            if main and self.settle_when_done:
-                interrupts.settle()  # this answer is the last word: no second signal cuts it
-            # Said as it is: what was changed for good before the signal, if anything.
-            done = interrupts.changes()
-            said = "; ".join(shown(d) for d in done) + "; nothing else was changed"
-            click.echo(
-                f"interrupted: {said if done else 'nothing was changed (no index was replaced)'}",
-                err=True,
-            )
-            terminated = isinstance(exc, interrupts.Terminated)
-            raise click.exceptions.Exit(
-                EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
-            ) from None
-        except NoIndex as exc:
-            advice = "give REPO, or " if ctx.invoked_subcommand in ("check", "orphans") else ""
-            build = "labnote-index build REPO --db FILE"
-            raise Failed(f"{exc}: {advice}run '{build}' first") from exc
-        except sqlite3.OperationalError as exc:
-            if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
-                raise Failed(ERRORS[sqlite3.DatabaseError].format(exc)) from exc
-            raise Failed(
-                "cannot write an index: the disk is full: free space, or give --db (and "
-                "TMPDIR, for the temporary indexes of --no-db and --base) a disk with room"
-            ) from exc
-        except tuple(ERRORS) as exc:
-            kind = next(k for k in ERRORS if isinstance(exc, k))
-            raise Failed(ERRORS[kind].format(exc)) from exc
-        finally:
-            if main:
-                signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
-
-
-def _db_option(func):
-    return click.option(
-        "--db",
-        "db_path",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=DEFAULT_DB,
-        show_default=True,
-        help="The SQLite index file.",
-    )(func)
-
-
-def _format_option(choices: list[str], help: str | None = None):
-    return click.option(
-        "--format", "fmt", type=click.Choice(choices), default="text", show_default=True, help=help
-    )
-
-
-def _echo_rows(rows: list[dict[str, Any]], keys: tuple[str, ...], fmt: str, text: Any) -> None:
-    """A listing: ``text(rows)`` for people, else the one json/csv writer."""
-    if fmt in report.ROW_FORMATS:
-        # color=True: click would strip escape sequences from values off a terminal.
-        click.echo(report.output_rows(rows, keys, fmt), color=fmt == "csv" or None)
-    else:
-        click.echo(text(rows))
-
-
-CHECK_FORMATS = ("text", "json", "csv", "github", "sarif", "markdown", "junit", "gitlab")
-
-
-def _format_and_path(value: str) -> tuple[str, Path]:
-    """--also-write's FORMAT:PATH."""
-    fmt, sep, path = value.partition(":")
-    if not sep or not path or fmt not in CHECK_FORMATS:
-        raise click.BadParameter(
-            f"{value!r}: give FORMAT:PATH, FORMAT one of {', '.join(CHECK_FORMATS)}"
-        )
-    return fmt, Path(path)
-
-
-def _write_report(path: Path, text: str) -> None:
-    """One --also-write report, written whole or not at all (exit 2 naming it)."""
-    from .index.tempfiles import replace_file
-
-    try:
-        replace_file(path, text.encode("utf-8"))
-    except OSError as exc:
-        raise Failed(f"cannot write {path}: {exc.strerror or exc}") from exc
-
-
-def _build_options(func):
-    func = click.argument("files", nargs=-1, type=str)(func)
-    func = click.option(
-        "--full",
-        is_flag=True,
-        help="Rebuild from scratch instead of reading again only the files that changed.",
-    )(func)
-    func = click.option(
-        "--jobs",
-        type=click.IntRange(min=1),
-        help="Processes to share the reading among when there are thousands of files "
-        "to read (default: the cores available, up to 4).",
-    )(func)
-    func = click.option(
-        "--enforce-layout",
-        is_flag=True,
-        help="Apply the canonical-location rules (file name = ID, status buckets, "
-        "artifact directories) to files outside registry/ too (the configuration's "
-        "enforce-layout).",
-    )(func)
-    func = click.option(
-        "--isolated",
-        is_flag=True,
-        help="Ignore the repository's configuration file (labnote-index.toml, or "
-        "[tool.labnote-index] in pyproject.toml).",
-    )(func)
-    return func
-
-
-class _Bar(Progress):
-    """A progress bar on stderr (the CLI shows one only on a terminal)."""
-
-    def __init__(self) -> None:
-        self.bar: Any = None
-
-    def start(self, total: int) -> None:
-        self.finish()  # a damaged index is rebuilt in full: a second bar
-        self.bar = click.progressbar(length=total, label="Indexing", file=sys.stderr)
-        self.bar.__enter__()
-
-    def advance(self, done: int) -> None:
-        if self.bar is not None:
-            self.bar.update(done)
-
-    def finish(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-            self.bar = None
-
-
-def _progress() -> Progress | None:
-    return _Bar() if sys.stderr.isatty() else None
-
-
-def _run_build(
-    repo: Path,
-    db_path: Path,
-    files: tuple[str, ...],
-    settings: api.Settings,
-    full: bool = False,
-    jobs: int | None = None,
-    browsable: bool = True,
-) -> BuildResult:
-    result = api.build(
-        repo,
-        db_path,
-        files=files,
-        full=full,
-        jobs=jobs,
-        progress=_progress(),
-        settings=settings,
-        browsable=browsable,
-    )
-    if result.rebuilt_because:
-        click.echo(f"note: {result.rebuilt_because}", err=True)
-    return result
-
-
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 
 
@@ -247,8 +47,8 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("repo", type=click.Path(file_okay=False, path_type=Path))
-@_db_option
-@_build_options
+@db_option
+@build_options
 def build(
     repo: Path,
     db_path: Path,
@@ -275,14 +75,14 @@ def build(
     what is left out and how each check reports; --isolated ignores it.
     """
     settings = api.configuration(repo, isolated=isolated, enforce_layout=enforce_layout or None)
-    result = _run_build(repo, db_path, files, settings, full, jobs)
+    result = run_build(repo, db_path, files, settings, full, jobs)
     click.echo(result.summary(), err=True)
 
 
 @cli.command()
 @click.argument("repo", required=False, type=click.Path(file_okay=False, path_type=Path))
-@_db_option
-@_format_option(
+@db_option
+@format_option(
     list(CHECK_FORMATS),
     "text groups findings by file; json prints an array of finding objects, csv "
     "one row a finding; github prints GitHub Actions ::error/::warning "
@@ -344,12 +144,12 @@ def build(
     "also_write",
     multiple=True,
     metavar="FORMAT:PATH",
-    callback=lambda ctx, param, values: [_format_and_path(v) for v in values],
+    callback=lambda ctx, param, values: [format_and_path(v) for v in values],
     help="Also write the findings in FORMAT (any --format) to the file PATH; "
     "repeatable: one build and one comparison give every report a CI job wants "
     "(annotations on stdout, a markdown summary and SARIF in files).",
 )
-@_build_options
+@build_options
 def check(
     repo: Path | None,
     db_path: Path,
@@ -449,7 +249,7 @@ def check(
             # Every file is indexed (what a named file cites is needed to judge
             # it); FILES limit what is reported, as a pre-commit hook wants. A
             # temporary index is only checked: nothing browses it.
-            _run_build(repo, index, (), settings, full, jobs, browsable=db is not None)
+            run_build(repo, index, (), settings, full, jobs, browsable=db is not None)
             found = api.findings(index)
         if files:
             found = api.on_files(found, repo, files)
@@ -483,15 +283,15 @@ def check(
     # color=True: click would strip escape sequences from values off a terminal.
     click.echo(render(fmt), nl=False, color=fmt == "csv" or None)
     for also_fmt, path in also_write:
-        _write_report(path, render(also_fmt))
+        write_report(path, render(also_fmt))
     threshold = cast(api.Severity, fail_on or settings.fail_on)
     sys.exit(EXIT_FOUND if api.fails(found, threshold) else EXIT_OK)
 
 
 @cli.command()
 @click.argument("repo", required=False, type=click.Path(file_okay=False, path_type=Path))
-@_db_option
-@_format_option(["text", "json", "csv"])
+@db_option
+@format_option(["text", "json", "csv"])
 def orphans(repo: Path | None, db_path: Path, fmt: str) -> None:
     """List every reference whose target does not exist, grouped by field.
 
@@ -500,15 +300,15 @@ def orphans(repo: Path | None, db_path: Path, fmt: str) -> None:
     Exit 1 when there is at least one orphan.
     """
     if repo is not None:
-        _run_build(repo, db_path, (), api.configuration(repo))
+        run_build(repo, db_path, (), api.configuration(repo))
     rows = [vars(o) for o in api.orphans(db_path)]
-    _echo_rows(rows, report.ORPHAN_KEYS, fmt, report.orphans_text)
+    echo_rows(rows, report.ORPHAN_KEYS, fmt, report.orphans_text)
     sys.exit(EXIT_FOUND if rows else EXIT_OK)
 
 
 @cli.command(name="checks")
 @click.argument("name", required=False)
-@_format_option(["text", "markdown", "json", "csv"])
+@format_option(["text", "markdown", "json", "csv"])
 def list_checks(name: str | None, fmt: str) -> None:
     """List the check catalogue: id, severity, what each check protects, how to repair.
 
@@ -547,7 +347,7 @@ def list_checks(name: str | None, fmt: str) -> None:
 
 @cli.command(name="lineage")
 @click.argument("key", metavar="ID_OR_PACKET_DIR")
-@_db_option
+@db_option
 @click.option(
     "--direction",
     type=click.Choice(api.DIRECTIONS),
@@ -555,7 +355,7 @@ def list_checks(name: str | None, fmt: str) -> None:
     show_default=True,
     help="up: where it came from; down: what came from it.",
 )
-@_format_option(["text", "json"])
+@format_option(["text", "json"])
 def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
     """The provenance tree of a record or handoff packet, from the index.
 
@@ -685,7 +485,7 @@ def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path 
     """
     out = api.views_directory(repo, out)
     with api.index_file(db_path) as index:
-        _run_build(repo, index, (), api.configuration(repo), browsable=db_path is not None)
+        run_build(repo, index, (), api.configuration(repo), browsable=db_path is not None)
         generated = api.views(index)
     if check_only:
         stale = api.stale_views(generated, out)
@@ -712,7 +512,7 @@ def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path 
     help="Index the head into this file and keep it, with the changes (for "
     "serve's story pages); without it the index is temporary and removed.",
 )
-@_format_option(["text", "json", "csv"])
+@format_option(["text", "json", "csv"])
 def diff_command(repo: Path, base: str, head: str | None, db_path: Path | None, fmt: str) -> None:
     """What changed between two revisions, record by record, for reviewers.
 
@@ -723,7 +523,7 @@ def diff_command(repo: Path, base: str, head: str | None, db_path: Path | None, 
     Nothing is written into the repository.
     """
     rows = [vars(c) for c in api.diff(repo, base, head, db=db_path)]
-    _echo_rows(rows, api.DIFF_KEYS, fmt, report.diff_text)
+    echo_rows(rows, api.DIFF_KEYS, fmt, report.diff_text)
 
 
 def help_text(name: str | None = None, width: int = 88) -> str:
@@ -752,7 +552,7 @@ def help_text(name: str | None = None, width: int = 88) -> str:
     metavar="NAME",
     help="Only the fixes of this check (repeat for more); 'checks' lists the fixable ones.",
 )
-@_format_option(["text", "json"])
+@format_option(["text", "json"])
 @click.option(
     "--db",
     "db_path",

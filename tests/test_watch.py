@@ -95,6 +95,7 @@ def test_a_storm_of_edits_is_one_rebuild(tmp_path: Path):
     import threading
 
     from labnote_index import api
+    from labnote_index.watch import watch_repository
 
     repo = tmp_path / "repo"
     shutil.copytree(SAMPLE_REPO, repo)
@@ -103,7 +104,9 @@ def test_a_storm_of_edits_is_one_rebuild(tmp_path: Path):
     builds: list[object] = []
     stop = threading.Event()
     watcher = threading.Thread(
-        target=api._watch, args=(repo, db, builds.append, lambda: None, stop), daemon=True
+        target=watch_repository,
+        args=(api.build, repo, db, builds.append, lambda: None, stop),
+        daemon=True,
     )
     watcher.start()
     time.sleep(0.5)  # the watcher is watching
