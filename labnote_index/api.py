@@ -333,6 +333,21 @@ def lineage(db: Path | str, node: str, direction: Direction = "both") -> Tree:
     return cast(Tree, lineage_.lineage(open_index(db), node, direction))
 
 
+PROV_FORMATS = ("prov-json", "prov-n", "prov-o", "prov-xml")
+
+
+def export(db: Path | str, fmt: str = "prov-json", node: str | None = None) -> str:
+    """The provenance of an index (or of one record's or packet's lineage, named as
+    ``lineage`` names it) as W3C PROV text: PROV-JSON, PROV-N, PROV-O (Turtle) or
+    PROV-XML (output/provenance.py says how records map to PROV terms)."""
+    one_of("format", fmt, PROV_FORMATS)
+    from .output import provenance  # the prov library only when asked for
+
+    index = open_index(db)
+    start = lineage_.find_node(index, node) if node is not None else None
+    return provenance.serialized(provenance.prov_document(index, start), fmt)
+
+
 def diff(
     repo: Path | str,
     base: str,

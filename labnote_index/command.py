@@ -173,6 +173,20 @@ def format_and_path(value: str) -> tuple[str, Path]:
     return fmt, Path(path)
 
 
+def also_write_option(func):
+    """check's --also-write FORMAT:PATH, repeatable: other reports of the same findings."""
+    return click.option(
+        "--also-write",
+        "also_write",
+        multiple=True,
+        metavar="FORMAT:PATH",
+        callback=lambda ctx, param, values: [format_and_path(v) for v in values],
+        help="Also write the findings in FORMAT (any --format) to the file PATH; "
+        "repeatable: one build and one comparison give every report a CI job wants "
+        "(annotations on stdout, a markdown summary and SARIF in files).",
+    )(func)
+
+
 def write_report(path: Path, text: str) -> None:
     """One --also-write report, written whole or not at all (exit 2 naming it)."""
     from .index.tempfiles import replace_file
@@ -238,3 +252,18 @@ def run_build(
     if result.rebuilt_because:
         click.echo(f"note: {result.rebuilt_because}", err=True)
     return result
+
+
+CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
+
+
+def help_text(group: click.Group, name: str | None = None, width: int = 88) -> str:
+    """The --help of a command of ``group`` (of the group itself for None), at a fixed
+    width: the README's command reference is made from it (cog), so the two cannot
+    drift."""
+    settings = {"terminal_width": width, "max_content_width": width, **CONTEXT_SETTINGS}
+    top = click.Context(group, info_name="labnote-index", **settings)
+    if name is None:
+        return group.get_help(top)
+    command = group.commands[name]
+    return command.get_help(click.Context(command, info_name=name, parent=top, **settings))

@@ -171,6 +171,27 @@ def check_text(check: Check) -> str:
     return "\n".join([*lines, "  query (zero rows pass):", *("    " + ln for ln in body)])
 
 
+def catalogue_text(index: list[Check], transitions: list[Check], markdown: bool = False) -> str:
+    """The catalogue as ``checks`` prints it: the checks of an index, then the
+    transition checks, each with its severity, what it protects, its repair and
+    its fix (as Markdown tables with ``markdown``)."""
+    out = []
+    for title, checks in (
+        ("Checks of an index", index),
+        ("Transition checks (check --base)", transitions),
+    ):
+        if markdown:
+            out.append(f"## {title}\n\n{catalogue_markdown(checks)}\n\n")
+            continue
+        out.append(f"{title}:\n\n")
+        for c in checks:
+            out.append(f"{c.id} ({c.severity})\n  protects: {c.protects}\n  repair: {c.repair}\n")
+            if c.fix:
+                out.append(f"  fix (labnote-index fix): {c.fix}\n")
+        out.append("\n")
+    return "".join(out)
+
+
 def catalogue_markdown(checks: list[Check]) -> str:
     """The check catalogue as a Markdown table (the README embeds this output, by cog)."""
     lines = ["| check | severity | protects | repair | fix |", "| --- | --- | --- | --- | --- |"]
