@@ -20,6 +20,18 @@ def test_each_link_is_at_its_opening_bracket_nested_brackets_counted():
     ]
 
 
+def test_brackets_nested_two_deep_are_counted_each():
+    assert found("[a [[b]] c](x.md)\n") == [(1, 1, "x.md", "docs/x.md")]
+
+
+def test_a_reference_use_does_not_stop_the_links_after_it():
+    """A link made from a reference has no destination of its own in the block;
+    the links after it, to other targets, are still found."""
+    text = "[ref][r] and [one](x.md) and [two](y.md)\n\n[r]: x.md\n"
+    targets = [(line, target) for line, _, _, target in found(text)]
+    assert targets == [(1, "docs/x.md"), (1, "docs/y.md"), (3, "docs/x.md")]
+
+
 def test_a_link_on_a_later_line_of_a_paragraph_has_that_lines_column():
     text = "# Title\n\nFirst line of the paragraph\nthen [a link](../up.md) here\n"
     assert found(text) == [(4, 6, "../up.md", "up.md")]

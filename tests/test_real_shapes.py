@@ -126,6 +126,8 @@ def test_a_templates_row_says_what_it_says(code_role: Repo):
     assert json.loads(row["handoff_to"]) == ["reviewer", "implementer"]
     assert row["return_to"] == "reviewer"
     assert json.loads(row["extra"]) == {"priority": "high"} and row["valid"] == 1
+    plain = code_role.index()["handoff_templates"].get(TEMPLATE.format(role="reviewer"))
+    assert plain["extra"] is None  # no unknown field: nothing, not "{}"
 
 
 def test_unknown_manifest_fields_are_reported_only_when_asked(code_role: Repo):
