@@ -224,9 +224,14 @@ def test_a_field_added_or_dropped_as_null_is_an_edit(history: Repo):
     data = history.load(R2)
     data["notes"] = None
     history.save(R2, data)
+    nulled = "registry/packets/2026/20260912-maria-ops-search-index.json"
+    data = history.load(nulled)
+    assert data.pop("response_packet_id") is None  # null at the base, gone now
+    history.save(nulled, data)
     rows = json.loads(run_diff(history, "--format", "json").stdout)
     edited = {(r["field"], r["before"], r["after"]) for r in rows if r["change"] == "edited"}
     assert ("reviewed_by", None, "null") in edited
+    assert ("response_packet_id", "null", None) in edited
     assert any(f == "notes" and a == "null" and b is not None for f, b, a in edited)
 
 
