@@ -28,10 +28,10 @@ def watch_repository(
     stop: threading.Event,
 ) -> None:
     """Build ``db`` again (``build(repo, db)``, the façade's) whenever files of
-    ``repo`` change, until ``stop``; after
-    each build, ``rebuilt()`` (the server takes the new index up). Files in
-    dot-directories the walk never reads (.git, our own temporary files) and
-    the index's own files do not count."""
+    ``repo`` change, until ``stop``; after each build, ``rebuilt()`` (the server
+    takes the new index up) and ``told`` the result, or the error. Files in
+    dot-directories the walk never reads (.git, our own temporary files) and the
+    index's own files do not count."""
     from watchfiles import watch  # imported only to watch
 
     own = {str(db.resolve()), *(str(db.resolve()) + s for s in ("-journal", "-wal", "-shm"))}
