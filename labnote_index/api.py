@@ -32,6 +32,7 @@ from .index.build import BuildResult, build_index
 from .index.cache import cache_index as cache_index  # the façade's, for check --cache
 from .index.index_file import check_index_path, index_damage, indexed_repository
 from .index.tempfiles import temporary_directory
+from .output import provenance  # (the prov library itself is imported only to export)
 from .progress import Progress
 from .queries import lineage as lineage_
 from .read.paths import path_inside
@@ -333,7 +334,7 @@ def lineage(db: Path | str, node: str, direction: Direction = "both") -> Tree:
     return cast(Tree, lineage_.lineage(open_index(db), node, direction))
 
 
-PROV_FORMATS = ("prov-json", "prov-n", "prov-o", "prov-xml")
+PROV_FORMATS = provenance.FORMATS
 
 
 def export(db: Path | str, fmt: str = "prov-json", node: str | None = None) -> str:
@@ -341,8 +342,6 @@ def export(db: Path | str, fmt: str = "prov-json", node: str | None = None) -> s
     ``lineage`` names it) as W3C PROV text: PROV-JSON, PROV-N, PROV-O (Turtle) or
     PROV-XML (output/provenance.py says how records map to PROV terms)."""
     one_of("format", fmt, PROV_FORMATS)
-    from .output import provenance  # the prov library only when asked for
-
     index = open_index(db)
     start = lineage_.find_node(index, node) if node is not None else None
     return provenance.serialized(provenance.prov_document(index, start), fmt)
