@@ -135,6 +135,7 @@ def build(
         exclude_patterns=settings.exclude + settings.extend_exclude,
         config=config,
         browsable=browsable,
+        derived=revisions.COMPARISON,
     )
 
 

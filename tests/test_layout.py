@@ -241,6 +241,21 @@ def test_git_is_started_in_its_own_modules():
     assert found == {"read/git.py", "compare/git.py"}
 
 
+def test_the_comparison_owns_its_tables():
+    """What check --base writes into the head index (changes, absent_findings, the
+    findings' baseline, build_info's base) is made and cleared by compare/; the
+    build forgets it through the hook the façade hands it (index.build.Derived)."""
+    spellings = ("absent_findings", '"changes"', "baseline", "key = 'base'")
+    found = {
+        f"{path.relative_to(PACKAGE).as_posix()}: {spelling}"
+        for path in MODULES
+        if path.parent.name in ("index", "read", "format")
+        for spelling in spellings
+        if spelling in path.read_text()
+    }
+    assert found == set()
+
+
 def test_the_web_layer_uses_datasettes_public_api():
     """No private Datasette attribute is touched and no state is hung on its
     object: databases come and go through add_database and remove_database, the

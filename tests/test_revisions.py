@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import sqlite_utils
 from click.testing import CliRunner
 
 import labnote_index as li
@@ -448,6 +449,10 @@ def test_baseline_states_are_forgotten_by_the_next_build(history: Repo):
     CliRunner().invoke(cli, args)
     assert {f.baseline for f in li.findings(history.db_path)} == {None}
     assert li.absent_findings(history.db_path) == []
+    index = sqlite_utils.Database(history.db_path)
+    assert not index.table("changes").exists()  # its changes went with it
+    assert index.table("build_info").count_where("key = 'base'") == 0
+    index.close()
     sarif = json.loads(CliRunner().invoke(cli, [*args, "--format", "sarif"]).output)
     assert all("baselineState" not in r for r in sarif["runs"][0]["results"])
 

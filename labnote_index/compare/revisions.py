@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
+from sqlite_utils.db import Table
 
 from ..checks import catalogue as checks
+from ..index.build import Derived
 from ..index.tempfiles import temporary_directory
 from ..read.settings import Settings
 from .git import revision_tree
@@ -236,7 +238,7 @@ def record_changes(db_path: Path, base_db: Path, base: str) -> list[dict[str, An
     rows = diff(db_path, base_db)
     db = sqlite_utils.Database(db_path)
     with db.conn:
-        db.table("changes").delete_where()
+        _changes_table(db).delete_where()
         db.table("changes").insert_all(rows)
         db.table("build_info").insert({"key": "base", "value": base}, replace=True)
     db.close()
@@ -275,3 +277,44 @@ def _object(text: str | None) -> dict[str, Any]:
 
 def _shown_json(data: dict[str, Any], field: str) -> str | None:
     return json.dumps(data[field], ensure_ascii=False) if field in data else None
+
+
+def _changes_table(db: sqlite_utils.Database) -> Table:
+    """The head index's ``changes``: what changed since the base, one row a record
+    (a field, for an edit), made by the first comparison of the index."""
+    table = db.table("changes")
+    if not table.exists():
+        table.create(
+            {
+                "id": int,
+                "change": str,
+                "record_type": str,
+                "record_id": str,
+                "file": str,
+                "field": str,
+                "before": str,
+                "after": str,
+            },
+            pk="id",
+        )
+        table.create_index(["file"])
+        table.create_index(["record_type", "record_id"])
+    return table
+
+
+def _held(db: sqlite_utils.Database) -> bool:
+    return bool(db.table("build_info").count_where("key = 'base'"))
+
+
+def _forget(db: sqlite_utils.Database) -> None:
+    db.table("changes").drop(ignore=True)
+    db.table("build_info").delete_where("key = 'base'")
+    db.table("absent_findings").drop(ignore=True)
+    if "baseline" in db.table("findings").columns_dict:
+        db.execute("UPDATE findings SET baseline = NULL")
+
+
+# What a comparison writes into the head index (its changes, the base it was made
+# against, its findings' baseline states and the base's findings the head lost): a
+# build forgets it, as it describes the index it was made with, not the new one.
+COMPARISON = Derived(held=_held, forget=_forget)

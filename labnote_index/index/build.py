@@ -30,7 +30,7 @@ from typing import Any
 import sqlite_utils
 
 from .. import interrupts
-from ..errors import IndexWriteError, NotARepository, RepositoryError
+from ..errors import IndexWriteError, RepositoryError
 from ..format.contract import Contract
 from ..format.rules import RECORD_TYPES
 from ..progress import SILENT, Progress
@@ -39,6 +39,7 @@ from ..read.git import head_commit
 from ..read.licence import declared_licence
 from ..read.parse import same_file
 from ..read.paths import Sandbox, displayable, lstat_key
+from ..read.repository import is_a_repository
 from ..read.schemas import read_contract
 from ..text import findings_phrase, parent_dir, plural
 from .cycles import store_cycles
@@ -131,6 +132,7 @@ def build_index(
     exclude_patterns: Sequence[str] = (),
     config: dict[str, Any] | None = None,
     browsable: bool = True,
+    derived: Derived | None = None,
 ) -> BuildResult:
     """Index ``repo`` into ``db_path``, replacing it only once the new index is complete.
 
@@ -147,7 +149,8 @@ def build_index(
     by ``exclude_patterns``; ``config`` is the configuration the index was
     built under, kept in build_info (JSON) for checks and comparisons.
     ``browsable=False`` leaves out what only browsing uses (``create_indexes``),
-    for an index made for one check and deleted after it.
+    for an index made for one check and deleted after it. ``derived`` is what
+    other layers wrote into the index it replaces, and the new one forgets.
     """
     repo = Path(repo)
     jobs = default_jobs() if jobs is None else jobs
@@ -172,7 +175,7 @@ def build_index(
     }
     PHASES.reset()
     if not files:
-        _is_a_repository(repo)
+        is_a_repository(repo)
     incremental = exists and not full and not files and _same_settings(db_path, settings)
     found = named_files(files) if files else discover(repo, sandbox.entered, exclude)
     PHASES.mark("walk")
@@ -182,7 +185,7 @@ def build_index(
     build = _Build(
         sandbox, found, settings, jobs, progress or SILENT, check, checks, config, contract
     )
-    build.browsable = browsable
+    build.browsable, build.derived = browsable, derived
     del found  # the build holds it, and lets it go once the files are read
     try:
         if incremental:
@@ -203,62 +206,15 @@ def build_index(
         PHASES.write()
 
 
-def _is_a_repository(repo: Path) -> None:
-    """A LabNote repository has registry/ or the handoff layout (docs/workflow/)
-    at its root: a gate pointed one level too deep, at an empty directory or at
-    a directory that merely holds repositories (/tmp) must not pass for one.
-    Asked before anything is read."""
-    if (repo / "registry").is_dir() or (repo / HANDOFF_ROOT).is_dir():
-        return
-    here = repo.resolve()
-    above = next((p for p in here.parents if (p / "registry").is_dir()), None)
-    below = repositories_below(here)
-    if above is not None and above != here:
-        hint = f": did you mean {above}?"
-    elif below:
-        more = f" and {len(below) - 3} more" if len(below) > 3 else ""
-        hint = f"; repositories below it: {', '.join(map(str, below[:3]))}{more}"
-    else:
-        hint = ""
-    raise NotARepository(
-        f"{repo} is not a LabNote repository: it has no registry/ directory and no handoff "
-        f"packet layout ({HANDOFF_ROOT}/ at its root, as in docs/workflow/roles/<role>/"
-        f"reports/<milestone>/packet-vNNN/handoff.manifest.json); give the repository's "
-        f"root{hint}"
-    )
+@dataclass(frozen=True)
+class Derived:
+    """What another layer writes into an index from outside a build (the comparison
+    of ``check --base``): it describes the index it was made with, so a new index
+    does not keep it. ``held`` tells whether an index holds some (read-only);
+    ``forget`` clears it from the index being built."""
 
-
-HANDOFF_ROOT = "docs/workflow"
-# How far below a directory that is no repository the repositories in it are
-# looked for (a bounded walk: the directory could be /tmp, or a home).
-BELOW_DEPTH, BELOW_DIRECTORIES = 3, 5000
-
-
-def repositories_below(root: Path) -> list[Path]:
-    """The LabNote repositories a few levels below ``root`` (dot-directories and
-    symlinks left out), breadth first, bounded in depth and in directories read."""
-    found: list[Path] = []
-    level, seen = [root], 0
-    for _ in range(BELOW_DEPTH):
-        deeper = []
-        for directory in level:
-            try:
-                entries = sorted(os.scandir(directory), key=lambda e: e.name)
-            except OSError:
-                continue
-            for entry in entries:
-                if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
-                    continue
-                seen += 1
-                if seen > BELOW_DIRECTORIES:
-                    return found
-                path = Path(entry.path)
-                if (path / "registry").is_dir() or (path / HANDOFF_ROOT).is_dir():
-                    found.append(path)
-                else:
-                    deeper.append(path)
-        level = deeper
-    return found
+    held: Callable[[sqlite_utils.Database], bool]
+    forget: Callable[[sqlite_utils.Database], None]
 
 
 @dataclass
@@ -275,6 +231,7 @@ class _Build:
     config: dict[str, Any] | None = None
     contract: Contract = field(default_factory=Contract)
     browsable: bool = True
+    derived: Derived | None = None
     # (to read again, removed) against the index, when already compared
     changes: tuple[Sequence[DiscoveredFile], list[str]] | None = None
 
@@ -329,13 +286,8 @@ class _Build:
             resolve_references(db, changed)
             store_cycles(db)
             PHASES.mark("resolve")
-            # A comparison's changes describe the index it was made with, not this
-            # one; so do its findings' baseline states (check --base).
-            db.table("changes").delete_where()
-            db.table("build_info").delete_where("key = 'base'")
-            db.table("absent_findings").drop(ignore=True)
-            if "baseline" in db.table("findings").columns_dict:
-                db.execute("UPDATE findings SET baseline = NULL")
+            if self.derived is not None:
+                self.derived.forget(db)
             # Views describe the whole registry, not a chosen few files; they are
             # worked out only for a repository that commits them (to find stale
             # ones), and again only when a record changed: they are made of records.
@@ -430,7 +382,7 @@ def _unchanged_index(db_path: Path, build: _Build) -> BuildResult | None:
         if build.check_fingerprint is None or checked != (build.check_fingerprint,):
             return None  # checked by other checks (or to be built without)
         build.changes = _changes(db, build.sandbox, build.found)
-        if any(build.changes) or db.table("build_info").count_where("key = 'base'"):
+        if any(build.changes) or (build.derived is not None and build.derived.held(db)):
             return None
         if not (
             artifacts_unchanged(db, build.sandbox)

@@ -85,21 +85,6 @@ def create_tables(db: sqlite_utils.Database) -> None:
         {"file": str, "json": str}, pk="file", foreign_keys=[("file", "files", "path")]
     )
     db.table("generated_views").create({"path": str, "sha256": str, "content": str}, pk="path")
-    # What changed since a base revision, when the index was built by a comparison
-    # (check or diff with --base; build_info names the base); empty otherwise.
-    db.table("changes").create(
-        {
-            "id": int,
-            "change": str,
-            "record_type": str,
-            "record_id": str,
-            "file": str,
-            "field": str,
-            "before": str,
-            "after": str,
-        },
-        pk="id",
-    )
     db.table("records").create(
         {
             "file": str,
@@ -387,8 +372,6 @@ def create_indexes(db: sqlite_utils.Database, browsable: bool = True) -> None:
     db.table("packet_locks").create_index(["packet_dir"])
     # handoff_lock_drift asks, for each file of a packet, whether its lock lists it.
     db.table("locked_files").create_index(["lock_file", "path"])
-    db.table("changes").create_index(["file"])
-    db.table("changes").create_index(["record_type", "record_id"])
     if browsable:
         _index_browsed_columns(db)
     for name, sql in VIEWS.items():
