@@ -173,6 +173,7 @@ def check(
     progress: Progress | None = None,
     settings: Settings | None = None,
     with_absent: bool = False,
+    note: Callable[[str], object] | None = None,
 ) -> list[Finding]:
     """The findings of a repository (a directory: built first, into ``db`` or a
     temporary index) or of an existing index (a file: its checks run again,
@@ -184,7 +185,9 @@ def check(
     default), so that a change cannot switch off the checks that judge it.
     Each finding's ``baseline`` says whether it is new or was there at the base
     already; ``with_absent`` adds, last, the base's findings the head no longer
-    has (baseline ``absent``: what the change repaired).
+    has (baseline ``absent``: what the change repaired). ``progress`` is told
+    how the build goes; ``note`` what its user should know of it (a damaged
+    index that was rebuilt in full).
     """
     _jobs(jobs)
     target = Path(db_or_repo)
@@ -206,7 +209,7 @@ def check(
         else:
             # The whole repository is indexed: a named file's findings depend on
             # what it cites. FILES choose what is reported.
-            build(
+            built = build(
                 target,
                 db_path,
                 full=full,
@@ -216,6 +219,8 @@ def check(
                 settings=settings,
                 browsable=db is not None,  # a temporary index is only checked
             )
+            if built.rebuilt_because and note is not None:
+                note(built.rebuilt_because)
         found = findings(db_path)
         return on_files(found, target, files) if files else found
 

@@ -24,6 +24,7 @@ from .command import (
     db_option,
     echo_rows,
     format_option,
+    progress_bar,
     run_build,
     write_report,
 )
@@ -220,28 +221,19 @@ def check(
     # its index is a temporary file, never a labnote.db left in a work tree.
     kept = db_given or cache
     db = api.cache_index(repo) if cache and repo is not None else db_path if kept else None
-    if repo is None:
-        found = api.check(db_path, jobs=jobs, settings=settings)
-    elif base is not None:
-        found = api.check(
-            repo,
-            db=db,
-            base=base,
-            head=head,
-            full=full,
-            jobs=jobs,
-            settings=settings,
-            with_absent=True,
-        )
-    else:
-        with api.index_file(db) as index:
-            # Every file is indexed (what a named file cites is needed to judge
-            # it); FILES limit what is reported, as a pre-commit hook wants. A
-            # temporary index is only checked: nothing browses it.
-            run_build(repo, index, (), settings, full, jobs, browsable=db is not None)
-            found = api.findings(index)
-        if files:
-            found = api.on_files(found, repo, files)
+    found = api.check(
+        repo if repo is not None else db_path,
+        db=db,
+        base=base,
+        head=head,
+        full=full,
+        jobs=jobs,
+        files=files,
+        progress=progress_bar() if repo is not None else None,
+        settings=settings,
+        with_absent=True,
+        note=lambda message: click.echo(f"note: {message}", err=True),
+    )
     compared = [f.as_dict() for f in found]
     if new_only:
         found = [f for f in found if f.baseline == "new"]

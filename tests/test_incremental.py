@@ -110,16 +110,20 @@ def test_cli_full_flag_and_summary(repo: Repo):
     assert full.exit_code == 0 and "incremental" not in full.stderr
 
 
-def test_a_damaged_index_is_rebuilt_in_full(repo: Repo, tmp_path: Path):
-    repo.index()
-    # One page of garbage, in the files table (which every build reads).
-    with sqlite3.connect(repo.db_path) as conn:
+def _damage(db_path: Path) -> None:
+    """One page of garbage, in the files table (which every build reads)."""
+    with sqlite3.connect(db_path) as conn:
         pages = [n for (n,) in conn.execute("SELECT pageno FROM dbstat WHERE name = 'files'")]
         page = conn.execute("PRAGMA page_size").fetchone()[0]
-    data = bytearray(repo.db_path.read_bytes())
+    data = bytearray(db_path.read_bytes())
     middle = (pages[len(pages) // 2] - 1) * page
     data[middle : middle + page] = b"\xff" * page
-    repo.db_path.write_bytes(bytes(data))
+    db_path.write_bytes(bytes(data))
+
+
+def test_a_damaged_index_is_rebuilt_in_full(repo: Repo, tmp_path: Path):
+    repo.index()
+    _damage(repo.db_path)
     repo.edit(repo.first("registry/packets/*/*.json"), notes="edited")
     result = build_index(repo.root, repo.db_path)
     assert not result.incremental and result.rebuilt_because
@@ -128,6 +132,18 @@ def test_a_damaged_index_is_rebuilt_in_full(repo: Repo, tmp_path: Path):
     assert content(sqlite_utils.Database(repo.db_path)) == content(
         sqlite_utils.Database(tmp_path / "full.db")
     )
+
+
+def test_check_says_when_its_index_was_rebuilt_in_full(repo: Repo):
+    """check --db tells (on stderr) what build tells: the index was damaged and
+    was rebuilt; its findings are those of the whole repository."""
+    args = ["check", str(repo.root), "--db", str(repo.db_path), "--format", "json"]
+    first = CliRunner().invoke(cli, args)
+    assert "note:" not in first.stderr
+    _damage(repo.db_path)
+    again = CliRunner().invoke(cli, args)
+    assert "note: the index was damaged" in again.stderr and "rebuilt in full" in again.stderr
+    assert json.loads(again.stdout) == json.loads(first.stdout)
 
 
 def written(db_path: Path) -> tuple[int, int]:
