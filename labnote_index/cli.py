@@ -295,8 +295,9 @@ def list_checks(name: str | None, fmt: str) -> None:
 
     The checks of one index come first, then the transition checks that
     'check --base' adds when it compares two revisions. json and csv give one
-    row a check (id, severity, protects, repair, fix). With NAME, one check's
-    whole documentation: also its scope, its fix, the file that defines it and
+    row a check (id, severity, protects, repair, fix, reported, passes). With
+    NAME, one check's whole documentation: also its scope, its fix, an example
+    it reports and a legal look-alike it passes, the file that defines it and
     the query it runs (exit 2, with the nearest name, when there is no such check).
     """
     checks = [api.check_named(name)] if name is not None else api.catalogue()

@@ -241,6 +241,26 @@ def test_git_is_started_in_its_own_modules():
     assert found == {"read/git.py", "compare/git.py"}
 
 
+def test_every_check_documents_itself_whole():
+    """Every check, of an index and of two revisions, says what it protects, how
+    to repair it, one case it reports and one legal look-alike it passes; and
+    ``checks NAME`` prints all of it (the check's documentation is its header)."""
+    from labnote_index.checks.catalogue import catalogue
+    from labnote_index.output.report import check_text
+
+    lacking = [
+        f"{c.id}: {key}"
+        for c in catalogue()
+        for key in ("protects", "repair", "reported", "passes")
+        if not getattr(c, key).strip()
+    ]
+    assert lacking == []
+    for c in catalogue():
+        text = check_text(c)
+        assert f"reported: {c.reported}" in text and f"passes: {c.passes}" in text
+        assert c.reported != c.passes
+
+
 def test_the_comparison_owns_its_tables():
     """What check --base writes into the head index (changes, absent_findings, the
     findings' baseline, build_info's base) is made and cleared by compare/; the

@@ -3,6 +3,8 @@
 -- protects: every path field is a safe repository-relative path to an existing file inside the repository (symlinks resolved)
 -- repair: correct the path, add the missing artifact, or replace a symlink that leads outside with the file itself
 -- record_problems: unsafe_path
+-- reported: a path field of ../outside.md, /etc/passwd, a missing file, or a symlink that leads out of the repository
+-- passes: a symlink to another file inside the repository, or a path with ./ segments that stays inside
 SELECT record_type, record_id, file, field, message
 FROM validation_problems
 WHERE check_id = 'artifact_path'

@@ -11,6 +11,11 @@ names the check and says how to read it::
     -- severity: error
     -- protects: every typed reference names a record that exists
     -- repair: create the missing record, or correct the ID in the field
+    -- reported: a response whose source_packet_id names no packet
+    -- passes: a null source_packet_id where the contract allows null
+
+(``reported`` and ``passes`` are its examples: a case it reports, and one that
+looks like it but is legal; ``checks NAME`` prints them with the rest.)
 
 Adding a check means adding a file; nothing here names one. The validation
 checks, which all report one kind of problem found reading files, share one
@@ -58,7 +63,8 @@ FINDING_KEYS = (
     "identity",  # the finding's identity across runs and revisions (IDENTITY_SQL)
 )
 _HEADER = re.compile(
-    r"^--\s*(check|severity|protects|repair|fix|scope|record_problems|handoff_problems):"
+    r"^--\s*(check|severity|protects|repair|fix|scope|reported|passes|record_problems|"
+    r"handoff_problems):"
     r"\s*(.+?)\s*$"
 )
 # The families of files a validation problem is found in (a registry record; a
@@ -89,6 +95,8 @@ class Check:
     # The kinds of validation problem it reports, as (kind, family) pairs (the
     # validation_checks table, which the validation_problems view joins).
     reports: tuple[tuple[str, str], ...] = ()
+    reported: str = ""  # an example it reports
+    passes: str = ""  # an example that looks like it and is legal
 
 
 def parse_check(name: str, text: str) -> Check:
@@ -125,6 +133,8 @@ def parse_check(name: str, text: str) -> Check:
         header.get("fix"),
         scope=header.get("scope", "global"),
         reports=reports,
+        reported=header.get("reported", ""),
+        passes=header.get("passes", ""),
     )
 
 
@@ -154,6 +164,10 @@ def _loaded(catalogue: str) -> tuple[Check, ...]:
     return tuple(sorted(checks, key=lambda c: c.id))
 
 
+# What a validation check's validation.toml entry may give, besides its problem kinds.
+_DECLARED = ("severity", "protects", "repair", "fix", "scope", "reported", "passes")
+
+
 def _validation_checks(declarations: str, files: set[str]) -> list[Check]:
     """The checks ``validation.toml`` declares, each the generic validation query
     for its own id."""
@@ -163,7 +177,7 @@ def _validation_checks(declarations: str, files: set[str]) -> list[Check]:
     for name, fields in tomllib.loads(declarations).items():
         if name in files:
             raise CheckFileError(f"{name}: declared in validation.toml and as {name}.sql")
-        known = {"severity", "protects", "repair", "fix", "scope", *FAMILIES.values()}
+        known = {*_DECLARED, *FAMILIES.values()}
         unknown = set(fields) - known
         if unknown:
             raise CheckFileError(f"{name}: validation.toml gives {', '.join(sorted(unknown))}")
@@ -172,7 +186,7 @@ def _validation_checks(declarations: str, files: set[str]) -> list[Check]:
         for key in FAMILIES.values():
             if key in fields:
                 fields[key] = " ".join(fields[key])
-        keys = ("severity", "protects", "repair", "fix", "scope", *FAMILIES.values())
+        keys = (*_DECLARED, *FAMILIES.values())
         header = "".join(f"-- {k}: {fields[k]}\n" for k in keys if k in fields)
         check = parse_check(name, f"-- check: {name}\n{header}{sql}")
         source = f"checks/validation.toml [{name}], query checks/generic/validation.sql"

@@ -2,6 +2,8 @@
 -- severity: warning
 -- protects: causes come first across records: a response is created at or after the packet it answers, a reply at or after the message it replies to, a notification at or after the message it relays
 -- repair: correct whichever created_at is wrong (the earlier record's, or the later one's); if both are right, the reference names the wrong record
+-- reported: a response created at 09:00 that answers a packet created at 10:00 the same day
+-- passes: a response created at the very same instant as its packet (at or after is allowed)
 -- Time order within a record is the contract's (timestamp_order); across records
 -- it is causality, so a warning: clocks of different sessions can disagree. A
 -- timestamp julianday cannot read is timestamp_format's, and compares as NULL here.

@@ -2,6 +2,8 @@
 -- severity: error
 -- protects: IDs are unique per record type, so every reference names exactly one record
 -- repair: give one of the records a new ID (and file name), and update references that meant it
+-- reported: two packet files, in different directories, whose packet_id is the same
+-- passes: a packet and a response that share a topic but have different IDs, or the same ID string used by two record types
 -- Each copy names the first five files of its ID and counts the rest: a finding
 -- that listed every other copy would make N copies cost N * N. Groups are found
 -- in the order of the (record_id, record_type) index, without a sort.

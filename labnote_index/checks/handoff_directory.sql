@@ -2,6 +2,8 @@
 -- severity: error
 -- protects: a packet lives at docs/workflow/roles/<role>/reports/<milestone>/packet-vNNN/ and its manifest says the same role, milestone and packet_version
 -- repair: move the packet directory, or correct role, milestone or packet_version in the manifest
+-- reported: a manifest in .../roles/architect/reports/m1/packet-v002/ that says packet_version v001
+-- passes: a packet directory whose manifest says the same role, milestone and packet_version as its path
 SELECT 'handoff_packet' AS record_type, packet_dir AS record_id, manifest AS file, '' AS field,
        'packet is not at docs/workflow/roles/<role>/reports/<milestone>/packet-vNNN/' AS message
 FROM handoff_packets WHERE dir_role IS NULL

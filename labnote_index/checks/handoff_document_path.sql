@@ -2,6 +2,8 @@
 -- severity: error
 -- protects: manifest (and packet template) document paths are relative to the packet directory and stay inside it
 -- repair: write the path relative to the packet directory (no leading '/', no '..')
+-- reported: a manifest document path of /abs/design.md or ../other-packet/design.md
+-- passes: a document path in a sub-directory of the packet, notes/design.md
 SELECT 'handoff_packet' AS record_type, d.packet_dir AS record_id, p.manifest AS file,
        'documents[' || d.position || '].path' AS field,
        'document path ' || iif(d.path IS NULL, 'null', quote(d.path))

@@ -2,6 +2,8 @@
 -- severity: error
 -- protects: a lock belongs to the manifest beside it: same role, milestone and packet_version
 -- repair: regenerate packet.lock.json from the manifest, or remove a lock that has no manifest
+-- reported: a packet.lock.json that says packet_version v001 beside a manifest that says v002
+-- passes: a lock and manifest that agree on role, milestone and packet_version
 SELECT 'handoff_packet' AS record_type, l.packet_dir AS record_id, l.lock_file AS file,
        '' AS field, 'packet.lock.json has no handoff.manifest.json beside it' AS message
 FROM packet_locks l

@@ -4,6 +4,8 @@
 -- repair: rename the record (ID field and file name) to the grammar
 -- scope: record
 -- record_problems: id_grammar
+-- reported: packet_id 2026-01-01-claude-topic, or a visit ID that does not end in -visit
+-- passes: an ID whose creator slug has digits and hyphens, 20260101-gpt-4o-retention
 SELECT record_type, record_id, file, field, message
 FROM validation_problems
 WHERE check_id = 'id_grammar'

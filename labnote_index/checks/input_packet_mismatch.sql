@@ -2,6 +2,8 @@
 -- severity: error
 -- protects: an input_packets entry records exactly the upstream role, milestone and packet_version its manifest says
 -- repair: copy role, milestone and packet_version from the upstream manifest into the entry
+-- reported: an input_packets entry that says milestone m2 of a manifest that says m1
+-- passes: an entry whose role, milestone and packet_version equal its upstream manifest's
 SELECT 'handoff_packet' AS record_type, i.consumer AS record_id, c.manifest AS file,
        'input_packets[' || i.position || ']' AS field,
        'input packet records ' || coalesce(i.role, '?') || '/' || coalesce(i.milestone, '?') || '/'

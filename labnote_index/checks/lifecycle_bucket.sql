@@ -4,6 +4,8 @@
 -- repair: move the record (and its artifact) into the bucket of its status, or correct the status
 -- fix: move the record, and its artifact (updating the path field), into the bucket of its status
 -- scope: record
+-- reported: a message with status archived filed under registry/messages/open/
+-- passes: an archived message anywhere under registry/messages/archived/, in a sub-directory of its own
 SELECT r.record_type, r.record_id, r.file, 'status' AS field,
        r.record_type || ' status ' || quote(r.status) || ' requires the record under the '
        || b.bucket || ' bucket, not ' || iif(r.sub_dir = '', 'outside every bucket', r.sub_dir || '/')

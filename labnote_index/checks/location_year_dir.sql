@@ -4,6 +4,8 @@
 -- repair: move the file into the directory named after its created_at year, or directly into registry/<type>/
 -- fix: move the record into the directory of its created_at year, unless the file exists there
 -- scope: record
+-- reported: a packet created in 2026 filed under registry/packets/2025/
+-- passes: a packet directly under registry/packets/ (year directories are optional)
 SELECT r.record_type, r.record_id, r.file, 'created_at' AS field,
        'a ' || r.record_type || ' created in ' || substr(r.created_at, 1, 4)
        || ' belongs in a ' || substr(r.created_at, 1, 4) || '/ directory, not ' || r.sub_dir || '/'

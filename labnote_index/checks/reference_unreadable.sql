@@ -2,6 +2,8 @@
 -- severity: warning
 -- protects: a reference to a record whose file is broken says so and where, so the repair goes to that file, never into a second record with the same ID
 -- repair: repair the cited record's file (its file_unreadable finding says what is wrong); do not create another record with that ID
+-- reported: a response whose source_packet_id names a packet whose file cannot be read
+-- passes: a reference to a readable record (resolved), or to no record at all (reference_unresolved's)
 SELECT x.source_type AS record_type, x.source_id AS record_id, x.source_file AS file, x.field,
        x.field || ' names ' || quote(x.target_id) || ', whose file ' || x.target_file
        || ' cannot be read (file_unreadable): repair that file' AS message

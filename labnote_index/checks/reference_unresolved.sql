@@ -2,6 +2,8 @@
 -- severity: error
 -- protects: every typed reference (source packet, response packet, reply_to, response_message_id, related packet/response, a notification's message, a visit's packet) names a record of the right type that exists
 -- repair: create the missing record, or correct the ID in the field
+-- reported: a response whose source_packet_id names no packet
+-- passes: a null source_packet_id where the contract allows null
 SELECT x.source_type AS record_type, x.source_id AS record_id, x.source_file AS file, x.field,
        CASE WHEN x.field = 'visit_id'
             THEN 'a visit signs off packet ' || quote(x.target_id) || ' (its ID without -visit)'

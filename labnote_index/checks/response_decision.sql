@@ -3,6 +3,8 @@
 -- protects: an accepted or rejected response records who decided and when (that the decision does not predate the response is timestamp_order's)
 -- repair: fill accepted_by and decision_at (not earlier than created_at), or set the response back to pending_review
 -- scope: record
+-- reported: a response with status accepted and decided_by null
+-- passes: a response with status pending and no decision fields
 SELECT 'response' AS record_type, response_id AS record_id, file, 'accepted_by' AS field,
        'a response with status ' || quote(status) || ' must record accepted_by' AS message
 FROM responses

@@ -153,7 +153,7 @@ def rows_csv(rows: Iterable[dict[str, Any]], keys: tuple[str, ...]) -> str:
     return out.getvalue().rstrip("\n")
 
 
-CHECK_KEYS = ("id", "severity", "protects", "repair", "fix")
+CHECK_KEYS = ("id", "severity", "protects", "repair", "fix", "reported", "passes")
 
 
 def check_text(check: Check) -> str:
@@ -163,6 +163,8 @@ def check_text(check: Check) -> str:
         f"  protects: {check.protects}",
         f"  repair: {check.repair}",
         f"  fix (labnote-index fix): {check.fix or 'none: a person repairs it'}",
+        f"  reported: {check.reported or '(no example given)'}",
+        f"  passes: {check.passes or '(no example given)'}",
         f"  defined in: {check.source}",
     ]
     if check.params:

@@ -2,6 +2,8 @@
 -- severity: warning
 -- protects: a change to the labnote-index configuration (which checks run, at what severity, on which files) is seen by a reviewer; under --base the base revision's configuration judged the change, so it cannot switch off the checks that judge it
 -- repair: review the configuration change on its own merits; it governs checks from the revision it is merged in
+-- reported: a pull request that changes labnote-index.toml's severity of a check
+-- passes: a pull request that leaves the configuration file as it was
 WITH
 head_config AS (SELECT json_extract(value, '$.declared') AS declared,
                        json_extract(value, '$.declared_in') AS declared_in

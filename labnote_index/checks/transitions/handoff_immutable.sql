@@ -2,6 +2,8 @@
 -- severity: error
 -- protects: a ready_for_next_role or superseded packet is what its consumers read: its manifest and files never change
 -- repair: restore the packet as it was and make the change in a new packet-vNNN
+-- reported: a file of a ready_for_next_role packet edited in the change
+-- passes: a draft packet edited, or a new packet-v002 added beside a locked v001
 WITH frozen AS (
     SELECT p.packet_dir, p.manifest, p.status FROM base.handoff_packets p
     WHERE p.status IN ('ready_for_next_role', 'superseded')

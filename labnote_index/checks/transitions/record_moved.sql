@@ -2,6 +2,8 @@
 -- severity: warning
 -- protects: a record keeps its file: only a status change moves it, between the buckets of its type
 -- repair: move the file back to where it was, or explain the move in the pull request
+-- reported: a packet's file renamed to another directory while its status stayed the same
+-- passes: a message moved from open/ to archived/ because its status became archived
 SELECT h.record_type, h.record_id, h.file, '' AS field,
        'record moved from ' || b.file || ' for no status change of its type' AS message
 FROM records h

@@ -2,6 +2,8 @@
 -- severity: error
 -- protects: statuses move only along their lifecycles (answered never returns to new, archived and retired are terminal, confirmed never goes back to needed)
 -- repair: restore the status it had, or make the change a new record (a new request is a new message)
+-- reported: a packet's status changed from answered back to new
+-- passes: new to answered, along the lifecycle
 SELECT h.record_type, h.record_id, h.file, 'status' AS field,
        h.record_type || ' status moved ' || quote(b.status) || ' -> ' || quote(h.status)
        || ', which its lifecycle does not allow' AS message

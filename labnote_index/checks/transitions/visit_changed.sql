@@ -2,6 +2,8 @@
 -- severity: error
 -- protects: visits are append-only signoffs: once written they never change
 -- repair: restore the visit as it was; record anything new in a new visit
+-- reported: a visit's notes edited after it was written
+-- passes: a new visit added
 SELECT 'visit' AS record_type, h.record_id, h.file, '' AS field,
        'visit ' || quote(h.record_id) || ' changed; visits are append-only' AS message
 FROM records h
