@@ -14,9 +14,12 @@ import pytest
 from click.testing import CliRunner
 
 import labnote_index as li
+from labnote_index.api import check_named as api_check_named
+from labnote_index.checks.catalogue import _with_fix
 from labnote_index.cli import cli
+from labnote_index.errors import CheckFileError
 from labnote_index.index.registry_views import render_views, write_views
-from labnote_index.repair.repairs import PLANNERS
+from labnote_index.repair.repairs import planner_of
 
 from .helpers import Repo, cli_as, findings_of, git, open_copy, signals_as_usual
 
@@ -70,9 +73,30 @@ def planted(repo: Repo) -> dict[str, str]:
     return found
 
 
-def test_every_fix_is_declared_beside_its_check():
-    declared = {c.id for c in li.catalogue(transitions=False) if c.fix}
-    assert declared == set(PLANNERS)
+def test_every_fix_is_planned_beside_its_check():
+    """A check's fix is its header's ``-- fix:`` and the module beside its SQL
+    (checks/<id>.py, whose plan the fix command runs); one without the other is
+    refused when the catalogue is read."""
+    fixed = [c for c in li.catalogue() if c.fix]
+    assert {c.id for c in fixed} == {
+        "json_strict",
+        "legacy_spelling",
+        "lifecycle_bucket",
+        "location_filename",
+        "location_year_dir",
+        "view_stale",
+    }
+    for check in fixed:
+        assert check.fixer == f"labnote_index.checks.{check.id}"
+        assert callable(planner_of(check.fixer))
+        assert f"fix checks/{check.id}.py" in check.source
+    assert all(not c.fixer for c in li.catalogue() if not c.fix)
+    described = api_check_named("location_filename")
+    with pytest.raises(CheckFileError, match="no location_filename.py plans it"):
+        _with_fix(described, False, "labnote_index.checks")
+    plain = api_check_named("duplicate_id")
+    with pytest.raises(CheckFileError, match="its header does not describe"):
+        _with_fix(plain, True, "labnote_index.checks")
 
 
 def test_dry_run_writes_nothing_and_shows_each_change(repo: Repo, planted: dict[str, str]):
@@ -274,7 +298,7 @@ def test_a_fix_edits_only_the_token_it_repairs(repo: Repo):
 
 
 def test_an_edit_that_would_change_another_value_is_refused():
-    from labnote_index.repair.repairs import _token_edit
+    from labnote_index.checks.fixing import token_edit as _token_edit
 
     raw = b'{"a": 1, "visitor_family": "x", "b": [1, {"c": "}"}]}'
     edited = _token_edit(raw, keys={"visitor_family": "session_family"})

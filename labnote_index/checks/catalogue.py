@@ -95,6 +95,8 @@ class Check:
     # The kinds of validation problem it reports, as (kind, family) pairs (the
     # validation_checks table, which the validation_problems view joins).
     reports: tuple[tuple[str, str], ...] = ()
+    # The module of its fix, checks/<id>.py beside its SQL (its plan), if it has one.
+    fixer: str = ""
     reported: str = ""  # an example it reports
     passes: str = ""  # an example that looks like it and is legal
 
@@ -161,7 +163,24 @@ def _loaded(catalogue: str) -> tuple[Check, ...]:
     declared = folder / "validation.toml"
     if declared.is_file():
         checks += _validation_checks(declared.read_text(encoding="utf-8"), {c.id for c in checks})
+    package = "labnote_index." + catalogue.replace("/", ".")
+    checks = [_with_fix(c, folder.joinpath(f"{c.id}.py").is_file(), package) for c in checks]
     return tuple(sorted(checks, key=lambda c: c.id))
+
+
+def _with_fix(check: Check, has_module: bool, package: str) -> Check:
+    """A check and its fix are one: a ``-- fix:`` header says what the module
+    beside it (``<id>.py``, its ``plan``) does, and neither comes alone."""
+    if bool(check.fix) != has_module:
+        if check.fix:
+            raise CheckFileError(
+                f"{check.id}: its header gives a fix, and no {check.id}.py plans it"
+            )
+        raise CheckFileError(f"{check.id}: {check.id}.py plans a fix its header does not describe")
+    if not has_module:
+        return check
+    source = f"{check.source}, fix checks/{check.id}.py"
+    return dataclasses.replace(check, fixer=f"{package}.{check.id}", source=source)
 
 
 # What a validation check's validation.toml entry may give, besides its problem kinds.

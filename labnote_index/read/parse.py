@@ -71,13 +71,15 @@ class NotRegularFile(OSError):
     """A path that is not a regular file (a FIFO, a device, a socket, a directory)."""
 
 
-def open_regular(path: Path | str) -> tuple[int, os.stat_result]:
+def open_regular(path: Path | str, follow: bool = True) -> tuple[int, os.stat_result]:
     """A read-only descriptor of a regular file, and its stat.
 
     Opened without blocking (a FIFO put in a file's place must not hang the
     build) and checked after opening, so what is read is what was checked.
+    ``follow=False``: a symlink in the file's place is refused (ELOOP), not read.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -86,6 +88,13 @@ def open_regular(path: Path | str) -> tuple[int, os.stat_result]:
         os.close(fd)
         raise
     return fd, st
+
+
+def read_regular(path: Path | str) -> bytes:
+    """The bytes of a regular file, never read through a symlink in its place."""
+    fd, _ = open_regular(path, follow=False)
+    with os.fdopen(fd, "rb") as file:
+        return file.read()
 
 
 class HardLinked(OSError):
