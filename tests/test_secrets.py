@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from labnote_index.cli import cli
+from labnote_index.read.git import git_ignored
 
 from .helpers import Repo, findings_of, git
 
@@ -83,6 +84,24 @@ def test_a_file_git_ignores_is_reported_never_stored(sample_repo: Repo):
     assert "c2VjcmV0" not in everything_stored(sample_repo.db_path)
     found = [f for f in findings_of(db) if f["check"] == "artifact_path" and f["file"] == PACKET]
     assert found and "ignored by git" in found[0]["message"]
+
+
+def test_a_tracked_file_an_ignore_rule_matches_is_read(sample_repo: Repo):
+    """git never ignores a tracked file, whatever .gitignore says: it is part of
+    the repository (the ignore rules are asked first alone, then the index takes
+    back what is tracked; an untracked file beside it stays ignored)."""
+    root = sample_repo.root
+    git(root, "init", "-q")
+    sample_repo.write(".gitignore", "notes/\n")
+    sample_repo.write("notes/tracked.md", "kept on purpose\n")
+    sample_repo.write("notes/untracked.md", f"{TOKEN}\n")
+    git(root, "add", "-f", "notes/tracked.md")
+    tracked = point_artifact(sample_repo, "../../notes/tracked.md")
+    ignored = git_ignored(root, ["notes/tracked.md", "notes/untracked.md", "registry/README.md"])
+    assert ignored == {"notes/untracked.md"}
+    db = sample_repo.index()
+    assert db["artifacts"].get(tracked)["status"] != "ignored"
+    assert "kept on purpose" in db["artifacts"].get(tracked)["body"]
 
 
 def test_git_is_asked_about_this_repository_only(sample_repo: Repo, tmp_path, monkeypatch):

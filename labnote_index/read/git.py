@@ -57,9 +57,23 @@ def git_ignored(root: Path, paths: list[str]) -> set[str] | None:
     a git work tree or git is not installed; None when git could not tell."""
     if not paths:
         return set()
+    # Asked twice: first of the ignore rules alone (--no-index), then, of the
+    # paths those match only, with the index, which takes back the tracked ones
+    # (a tracked file is never ignored). The answer is the same as one question
+    # with the index; but git looks each path up in the index at a cost that
+    # grows with it (2 ms a path at 47,000 tracked artifacts: 94 s), and few
+    # paths are ever ignored.
+    matched = _check_ignore(root, paths, "--no-index")
+    if not matched:
+        return matched  # none, or git could not tell (None)
+    return _check_ignore(root, sorted(matched))
+
+
+def _check_ignore(root: Path, paths: list[str], *options: str) -> set[str] | None:
+    """``git check-ignore`` of ``paths``: those it names, or None when it could not tell."""
     try:
         stdin = "\0".join(paths).encode("utf-8", "surrogateescape")
-        done = run_git(root, "check-ignore", "--stdin", "-z", stdin=stdin)
+        done = run_git(root, "check-ignore", *options, "--stdin", "-z", stdin=stdin)
     except FileNotFoundError:
         return set()
     except (OSError, subprocess.TimeoutExpired):
