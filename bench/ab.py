@@ -10,6 +10,10 @@ changed, and a check into a temporary index (``--no-db``, a CI job's or a
 hook's first run). The median of each is reported, with B's ratio to A.
 
     python bench/ab.py --base d3236aa [--head HEAD] [--packets 10000] [--repeat 5]
+                       [--no-work-tree]
+
+The repository is a git work tree with every file committed (as a real one is:
+git's answers cost what they cost there), unless ``--no-work-tree``.
 """
 
 from __future__ import annotations
@@ -63,6 +67,12 @@ def main() -> None:
     parser.add_argument("--head", default="HEAD", help="revision B (default: HEAD)")
     parser.add_argument("--packets", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--work-tree",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the repository is a git work tree, all committed, as real ones are (default)",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="labnote-ab-"))
     trees = {}
@@ -70,7 +80,7 @@ def main() -> None:
         for name, rev in (("A", args.base), ("B", args.head)):
             trees[name] = worktree(rev, work / name)
         repo = work / "repo"
-        records = generate(repo, packets=args.packets)
+        records = generate(repo, packets=args.packets, work_tree=args.work_tree)
         packets = sorted((repo / "registry" / "packets").rglob("*.json"))
         times: dict[tuple[str, str], list[float]] = {}
         for n in range(args.repeat):
@@ -89,7 +99,11 @@ def main() -> None:
                 times.setdefault((name, "build with nothing changed"), []).append(step)
                 step = timed(tree, "check", str(repo), "--no-db", "--jobs", "1")
                 times.setdefault((name, "check --no-db (a temporary index)"), []).append(step)
-        print(f"A = {args.base}, B = {args.head}; {records} records; median of {args.repeat}\n")
+        where = "a git work tree" if args.work_tree else "a plain directory"
+        print(
+            f"A = {args.base}, B = {args.head}; {records} records in {where}; "
+            f"median of {args.repeat}\n"
+        )
         print("| step | A (s) | B (s) | B / A |")
         print("| --- | ---: | ---: | ---: |")
         steps = (

@@ -215,9 +215,9 @@ TARGETS = [
 MEMORY_TARGET_MB = 250
 
 
-def bench(packets: int, work: Path, repeat: int) -> dict[str, Any]:
+def bench(packets: int, work: Path, repeat: int, work_tree: bool = True) -> dict[str, Any]:
     repo = work / f"repo-{packets}"
-    records = generate(repo, packets)
+    records = generate(repo, packets, work_tree=work_tree)
     db = work / f"index-{packets}.db"
     py = sys.executable
     cli = [py, "-m", "labnote_index"]
@@ -347,6 +347,12 @@ def main() -> None:
     parser.add_argument(
         "--no-scaling", action="store_true", help="leave out bench/scaling.py's shapes"
     )
+    parser.add_argument(
+        "--work-tree",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the repository is a git work tree, all committed, as real ones are (default)",
+    )
     args = parser.parse_args()
     sizes = [*args.packets, *([100_000] if args.large else [])]
     work = args.keep or Path(tempfile.mkdtemp(prefix="labnote-bench-"))
@@ -354,7 +360,7 @@ def main() -> None:
     try:
         results = {}
         for n in sizes:
-            results[n] = bench(n, work, args.repeat)
+            results[n] = bench(n, work, args.repeat, args.work_tree)
             if args.keep:  # a large size is minutes of work: keep each as it comes
                 (work / "results.md").write_text(report(results, args.repeat))
     finally:

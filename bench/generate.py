@@ -5,7 +5,7 @@ notifications, visits, visitors and tags, each with its Markdown artifact, and
 every 25 packets a four-role handoff chain. A clean repository gives zero
 findings; tests and the benchmark plant defects into it.
 
-    python bench/generate.py OUT_DIR --packets 1000 [--seed 1]
+    python bench/generate.py OUT_DIR --packets 1000 [--seed 1] [--work-tree]
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import argparse
 import hashlib
 import json
 import random
+import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -62,8 +63,18 @@ def _provenance(origin: str, derivative_of: list[str], refs: list[str]) -> dict[
     }
 
 
-def generate(root: Path, packets: int, seed: int = 1) -> int:
-    """Write a repository of ``packets`` packets under ``root``; return the record count."""
+def commit_all(root: Path) -> None:
+    """Make ``root`` a git work tree with every file committed, as a real
+    repository is (git's own answers, such as what it ignores, then cost what
+    they cost there)."""
+    who = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    for args in (["init", "-q"], ["add", "-A"], [*who, "commit", "-q", "-m", "generated"]):
+        subprocess.run(["git", "-C", str(root), *args], check=True)
+
+
+def generate(root: Path, packets: int, seed: int = 1, work_tree: bool = False) -> int:
+    """Write a repository of ``packets`` packets under ``root`` (a git work tree,
+    everything committed, with ``work_tree``); return the record count."""
     rng = random.Random(seed)
     out = Writer(Path(root))
     start = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
@@ -200,6 +211,8 @@ def generate(root: Path, packets: int, seed: int = 1) -> int:
             )
         if i % 25 == 0:
             _handoff_chain(out, f"milestone-{i // 25 + 1}", moment)
+    if work_tree:
+        commit_all(Path(root))
     return out.records
 
 
@@ -323,8 +336,9 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--packets", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--work-tree", action="store_true", help="git init and commit it all")
     args = parser.parse_args()
-    count = generate(args.out, args.packets, args.seed)
+    count = generate(args.out, args.packets, args.seed, work_tree=args.work_tree)
     print(f"wrote {count} records under {args.out}")
 
 
