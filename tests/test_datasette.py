@@ -231,6 +231,22 @@ def test_lineage_page_draws_svg_without_scripts(index: Path):
     assert "<script" not in svg
 
 
+def test_a_record_reached_twice_has_one_box(index: Path):
+    """The question packet's descendants reach the summary response twice (its
+    answer, and a derivative of the survey that answered it): one box, two edges
+    into it, and no box says "again"."""
+    (page,) = fetch(index, "/sample/-/lineage?node=20260903-maria-ops-retention-question")
+    assert page.status_code == 200
+    svg = html.unescape(page.text[page.text.index("<svg") : page.text.index("</svg>")])
+    titles = re.findall(r"<title>([^<]*)</title>", svg)
+    assert len(titles) == len(set(titles))  # one box a record
+    assert "registry/responses/2026/20260906-gemini-retention-summary.json" in titles
+    assert "(again)" not in svg
+    boxes = svg.count("<rect ")
+    edges = len(re.findall(r'<path d="M[^"]*" fill="none"', svg))
+    assert edges > boxes - 1  # a tree of these boxes would have one edge fewer than boxes
+
+
 def test_lineage_page_draws_what_does_not_resolve(index: Path):
     (page,) = fetch(index, "/sample/-/lineage?node=20260912-gemini-late-reply")
     assert page.status_code == 200

@@ -212,8 +212,11 @@ def _tree(specs: list) -> tuple[dict, list[dict]]:
     tree["up"], tree["down"] = [], []
     made: list[dict] = []
     for n, (parent, direction, what, label, more) in enumerate(specs):
+        # A record reached again is one reached before on its side (or the record).
+        before = [b["node"] for b in made if b["direction"] == direction and b["kind"] != "missing"]
+        node = "start.json" if not before else ["start.json", *before][parent % (len(before) + 1)]
         branch = {
-            "node": None if what == "missing" else f"n{n}.json",
+            "node": None if what == "missing" else node if what == "repeated" else f"n{n}.json",
             "kind": "missing" if what == "missing" else "message",
             "expected": "message",
             "label": label,
@@ -249,7 +252,8 @@ def test_a_lineage_picture_is_well_formed_and_no_boxes_overlap(specs: list):
         tuple(float(r.get(k)) for k in ("x", "y", "width", "height"))
         for r in root.iter(f"{ns}rect")
     ]
-    assert len(rects) == 1 + len(made)  # every record, repeated or missing, has its box
+    # One box a record (a missing one: a box a reference); one reached again has its first.
+    assert len(rects) == 1 + sum(not b["repeated"] for b in made)
     for i, (x, y, w, h) in enumerate(rects):
         for x2, y2, w2, h2 in rects[i + 1 :]:
             assert x + w <= x2 or x2 + w2 <= x or y + h <= y2 or y2 + h2 <= y
@@ -259,7 +263,10 @@ def test_a_lineage_picture_is_well_formed_and_no_boxes_overlap(specs: list):
         assert shown(tooltip) in titles
     links = [a.get("href") for a in root.iter(f"{ns}a")]
     drawn_more = sum(1 for b in made if b["more"])
-    assert len(links) == 1 + sum(not b["missing"] for b in made) + drawn_more
+    assert len(links) == 1 + sum(not b["missing"] and not b["repeated"] for b in made) + drawn_more
+    # Every branch is an edge (to a new box or to the one its record has), none lost.
+    edges = [p for p in root.iter(f"{ns}path") if p.get("fill") == "none"]
+    assert len(edges) == len(made) + drawn_more
     assert all(link.endswith("&x=<1>") for link in links)  # escaped once, read back whole
 
 

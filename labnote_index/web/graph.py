@@ -1,11 +1,14 @@
-"""Draw a lineage tree as SVG: ancestors above the record, descendants below.
+"""Draw a lineage as SVG: ancestors above the record, descendants below.
 
-A lineage is a tree (a node reached twice is drawn again, marked "again"), so a
-layered layout does: each branch one row further from the record, leaves side by
-side in the order the tree lists them, a parent centred over its children. It is
-worked out in two passes over the branches, without recursion, in time linear in
-what is drawn. Every piece of record text goes through ``escape``: nothing from
-the repository can become markup in the picture.
+Each record has one box: a record reached a second time (two packets derived
+from one source, a thread that joins) gets a second edge to the box it has, not
+a second box. The lineage's tree (each record where it was first reached) gives
+the layered layout: each branch one row further from the record, leaves side by
+side in the order the tree lists them, a parent centred over its children; the
+other edges are drawn over it, their labels at their middles. It is worked out
+in two passes over the branches, without recursion, in time linear in what is
+drawn. Every piece of record text goes through ``escape``: nothing from the
+repository can become markup in the picture.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ class _Box:
     row: int  # 0 the record, negative above it, positive below
     parent: int | None  # index of the box it hangs from
     via: str = ""  # the fields of the edge to the parent
-    style: str = "node"  # node, start, again, missing, more
+    style: str = "node"  # node, start, missing, more
     fill: str = "#ffffff"
     children: list[int] = field(default_factory=list)
     x: float = 0.0
@@ -64,8 +67,20 @@ def _cut(text: str) -> str:
     return text[:head] + "…" + text[-(MAX_CHARS - 1 - head) :]
 
 
-def _boxes(tree: dict[str, Any], url_for: Callable[[str], str]) -> list[_Box]:
-    """The boxes of a tree in drawing order, parents before their children."""
+@dataclass
+class _Edge:
+    """An edge beside the tree's: from box ``parent`` to the box a record
+    reached again already has, with the fields that lead there."""
+
+    parent: int
+    box: int
+    via: str
+    up: bool  # among the ancestors: the edge runs from the record reached again
+
+
+def _boxes(tree: dict[str, Any], url_for: Callable[[str], str]) -> tuple[list[_Box], list[_Edge]]:
+    """The boxes of a lineage in drawing order, parents before their children, one
+    a record; and the edges to a record reached again, which the tree leaves out."""
 
     def record_lines(node: dict[str, Any]) -> list[str]:
         status = [f"[{node['status']}]"] if node.get("status") else []
@@ -80,13 +95,22 @@ def _boxes(tree: dict[str, Any], url_for: Callable[[str], str]) -> list[_Box]:
         style="start",
         fill=KIND_COLOURS.get(tree.get("kind") or "", "#ffffff"),
     )
-    boxes = [start]
+    boxes, edges = [start], []
     for direction, step in (("up", -1), ("down", 1)):
         parent_of = {id(b): 0 for b in tree.get(direction, [])}
+        # Each record's box on this side (the record's own, on both): a record
+        # both above and below it is in a cycle, and drawn on each side.
+        placed = {tree["node"]: 0}
         for b in branches_in_order(tree.get(direction, [])):
             parent = parent_of[id(b)]
             row = boxes[parent].row + step
             via = ", ".join(b["via"])
+            again = None if b.get("missing") else placed.get(b["node"])
+            if again is not None:
+                edges.append(_Edge(parent, again, via, up=step < 0))
+                for child in b["children"]:
+                    parent_of[id(child)] = again
+                continue
             if b.get("missing"):
                 box = _Box(
                     [f"MISSING {b['expected']}", _cut(str(b["label"])), f"({via})"],
@@ -99,15 +123,15 @@ def _boxes(tree: dict[str, Any], url_for: Callable[[str], str]) -> list[_Box]:
                 )
             else:
                 box = _Box(
-                    record_lines(b) if not b["repeated"] else [*record_lines(b)[:2], "(again)"],
+                    record_lines(b),
                     b["node"],
                     url_for(b["node"]),
                     row,
                     parent,
                     via,
-                    style="again" if b["repeated"] else "node",
                     fill=KIND_COLOURS.get(b.get("kind") or "", "#ffffff"),
                 )
+                placed[b["node"]] = len(boxes)
             boxes.append(box)
             boxes[parent].children.append(len(boxes) - 1)
             for child in b["children"]:
@@ -122,7 +146,7 @@ def _boxes(tree: dict[str, Any], url_for: Callable[[str], str]) -> list[_Box]:
             more.style = "more"
             boxes.append(more)
             start.children.append(len(boxes) - 1)
-    return boxes
+    return boxes, edges
 
 
 def _place(boxes: list[_Box], width: float) -> None:
@@ -152,7 +176,7 @@ def _place(boxes: list[_Box], width: float) -> None:
 
 def lineage_svg(tree: dict[str, Any], url_for: Callable[[str], str]) -> str:
     """The SVG of a lineage tree, each record's box a link made by ``url_for``."""
-    boxes = _boxes(tree, url_for)
+    boxes, edges = _boxes(tree, url_for)
     longest = max(len(line) for b in boxes for line in b.lines)
     width = max(120.0, longest * CHAR + 16)
     _place(boxes, width)
@@ -193,6 +217,28 @@ def lineage_svg(tree: dict[str, Any], url_for: Callable[[str], str]) -> str:
                 f'<text x="{mine + 4:.1f}" y="{label_y:.1f}" font-size="11" '
                 f'fill="#374151">{escape(shown(box.via))}</text>'
             )
+    for edge in edges:  # a record reached again: an edge to the box it has
+        # Arrows run as the tree's do: from a source to what derives from it.
+        source, target = boxes[edge.parent], boxes[edge.box]
+        if edge.up:
+            source, target = target, source
+        x1, x2 = source.x + width / 2, target.x + width / 2
+        if target.row > source.row:  # below: bottom to top
+            y1, y2, bend1, bend2 = y(source) + BOX_HEIGHT, y(target), 40, -40
+        elif target.row < source.row:  # above: top to bottom
+            y1, y2, bend1, bend2 = y(source), y(target) + BOX_HEIGHT, -40, 40
+        else:  # one row: bottom to bottom, curving under the row
+            y1 = y2 = y(source) + BOX_HEIGHT
+            bend1 = bend2 = 40
+        out.append(
+            f'<path d="M{x1:.1f},{y1:.1f} C{x1:.1f},{y1 + bend1:.1f} {x2:.1f},{y2 + bend2:.1f} '
+            f'{x2:.1f},{y2:.1f}" fill="none" stroke="{LINE_COLOUR}" marker-end="url(#arrow)"/>'
+        )
+        if edge.via:
+            out.append(
+                f'<text x="{(x1 + x2) / 2 + 4:.1f}" y="{(y1 + y2) / 2:.1f}" font-size="11" '
+                f'fill="#374151">{escape(shown(edge.via))}</text>'
+            )
     for box in boxes:
         out.append(_box_svg(box, y(box), width))
     out.append("</svg>")
@@ -227,7 +273,6 @@ def _box_svg(box: _Box, top: float, width: float) -> str:
         stroke = {
             "start": 'stroke="#111827" stroke-width="2.5"',
             "missing": f'stroke="{MISSING_COLOUR}" stroke-dasharray="5,3"',
-            "again": 'stroke="#9ca3af" stroke-dasharray="2,2"',
         }.get(box.style, 'stroke="#374151"')
         fill = "#ffffff" if box.style == "missing" else box.fill
         colour = ' fill="#b91c1c"' if box.style == "missing" else ""
