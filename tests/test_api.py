@@ -1,4 +1,7 @@
-"""The library façade, as a Python user holds it (the README's example runs here)."""
+"""The library façade, as a Python user holds it (the README's example runs here).
+
+Tests of: ``results.py``, ``errors.py``, ``progress.py``.
+"""
 
 from __future__ import annotations
 

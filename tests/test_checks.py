@@ -1,5 +1,8 @@
 """The SQL check catalogue: each check fires on a repository that violates it and
-stays silent on one that does not; the reference conformance suite; sample_repo."""
+stays silent on one that does not; the reference conformance suite; sample_repo.
+
+Tests of: ``checks/catalogue.py``, ``read/settings.py``.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """check's CI formats, each read back by a library made for it (markdown-it-py,
-junitparser and an XML Schema validator, GitLab's documented keys as a model)."""
+junitparser and an XML Schema validator, GitLab's documented keys as a model).
+
+Tests of: ``output/ci.py``.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The command line through click's CliRunner, on real repositories and indexes."""
+"""The command line through click's CliRunner, on real repositories and indexes.
+
+Tests of: ``cli.py``, ``command.py``, ``output/report.py``.
+"""
 
 from __future__ import annotations
 

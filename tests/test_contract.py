@@ -1,5 +1,8 @@
 """The repository's own contract: committed registry/schemas/*.schema.json govern
-where they say something other than the packaged Registry Contract v1."""
+where they say something other than the packaged Registry Contract v1.
+
+Tests of: ``read/schemas.py``.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Datasette over a real index, through Datasette's own test client."""
+"""Datasette over a real index, through Datasette's own test client.
+
+Tests of: ``web/__init__.py``, ``web/pages.py``, ``web/dashboard.py``, ``web/table.py``,
+``web/facets.py``, ``web/links.py``, ``web/state.py``, ``index/metadata.py``.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,9 @@
 Each case is a promise of the README: a bad file becomes a finding naming it,
 every other record is still indexed, nothing outside the repository is read or
 written, and exit codes mean what they say.
+
+Tests of: ``read/paths.py``, ``read/parse.py``, ``index/index_file.py``,
+``index/tempfiles.py``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""The importer: every file accounted for, relationships resolved, bad input kept."""
+"""The importer: every file accounted for, relationships resolved, bad input kept.
+
+Tests of: ``index/rows.py``, ``index/resolve.py``, ``index/inserts.py``,
+``index/schema.py``, ``read/discover.py``, ``index/files.py``, ``interrupts.py``.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""An incremental build gives the same database as a full rebuild."""
+"""An incremental build gives the same database as a full rebuild.
+
+Tests of: ``index/build.py``, ``index/sql_views.py``.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""One definition of a lineage: the CLI, the pages and the canned query agree."""
+"""One definition of a lineage: the CLI, the pages and the canned query agree.
+
+Tests of: ``web/graph.py``.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Findings that never mislead (#24): one broken file is one finding on that
-file, and a node of the index still, never a cascade of wrong stories."""
+file, and a node of the index still, never a cascade of wrong stories.
+
+Tests of: ``checks/suggest.py``, ``checks/positions.py``.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@ type, random small trees of files, directories and symlinks, random graphs.
 
 Bounded for `make test` (a few seconds); LABNOTE_HYPOTHESIS=long runs many more
 examples.
+
+Tests of: ``index/cycles.py``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Comparing two revisions of a real git repository: transitions, promotions, immutability."""
+"""Comparing two revisions of a real git repository: transitions, promotions, immutability.
+
+Tests of: ``compare/git.py``.
+"""
 
 from __future__ import annotations
 

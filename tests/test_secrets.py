@@ -1,6 +1,9 @@
 """No secret in the index (#23, security first): a symlink into .git or onto a
 dot-file, a file git ignores, a hard-linked record or view. Each is reported;
-its content is never stored, searchable or printed."""
+its content is never stored, searchable or printed.
+
+Tests of: ``read/git.py``.
+"""
 
 from __future__ import annotations
 

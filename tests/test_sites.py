@@ -1,5 +1,8 @@
 """Several repositories' indexes served together: side by side on the home page,
-asked all at once, and never resolved across one another."""
+asked all at once, and never resolved across one another.
+
+Tests of: ``web/serve.py``.
+"""
 
 from __future__ import annotations
 

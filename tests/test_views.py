@@ -1,4 +1,7 @@
-"""Generated views against expected files written by hand, and the staleness checks."""
+"""Generated views against expected files written by hand, and the staleness checks.
+
+Tests of: ``index/registry_views.py``.
+"""
 
 from __future__ import annotations
 

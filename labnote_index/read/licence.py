@@ -8,8 +8,8 @@ only its first few kilobytes.
 from __future__ import annotations
 
 import os
-import stat
 
+from .parse import open_regular
 from .paths import Sandbox
 
 LICENCE_FILES = ("LICENSE", "LICENSE.md", "LICENSE.txt", "LICENCE", "COPYING")
@@ -21,18 +21,13 @@ def declared_licence(sandbox: Sandbox) -> dict[str, str] | None:
     """The repository's licence file and its title (its first line of text), or
     None when it has none at its root."""
     for name in LICENCE_FILES:
-        full = sandbox.path(name)
         try:
-            st = os.lstat(full)
+            fd, st = open_regular(sandbox.path(name), follow=False)
         except OSError:
-            continue
-        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
-            continue  # a symlink or a second name may be a file outside
+            continue  # none, a symlink (which may lead outside), or not a file
         try:
-            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
-            continue
-        try:
+            if st.st_nlink != 1:
+                continue  # a second name may be a file outside
             head = os.read(fd, _HEAD_BYTES).decode("utf-8", errors="replace")
         except OSError:
             continue
