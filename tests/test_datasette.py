@@ -553,7 +553,9 @@ def test_counted_facets_are_datasettes_columnfacets_of_page(index: Path):
     theirs = plain_datasette(index)
     ours = make_datasette(index)
     tables = described_tables()
-    faceted = [name for name, table in tables.items() if table.get("facets")]
+    present = set(sqlite_utils.Database(index).table_names()) | {"findings"}  # findings: a view
+    # changes is a comparison's (check --base), absent from a plain build.
+    faceted = [n for n, t in tables.items() if t.get("facets") and (n in present or n != "changes")]
     assert {"records", "packets", "refs", "findings"} <= set(faceted)
     for table in faceted:
         queries = ("", "&_size=5", "&_facet_size=1")  # the last counted as asked

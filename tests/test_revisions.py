@@ -448,6 +448,10 @@ def test_baseline_states_are_forgotten_by_the_next_build(history: Repo):
     args = ["check", str(history.root), "--db", str(history.db_path)]
     CliRunner().invoke(cli, [*args, "--base", "base"])
     assert {f.baseline for f in li.findings(history.db_path)} >= {"new", "unchanged"}
+    compared = sqlite_utils.Database(history.db_path)
+    assert compared.table("changes").count > 0  # its facets' columns are indexed for its page
+    assert {i.columns[0] for i in compared.table("changes").indexes} >= {"change", "record_type"}
+    compared.close()
     history.edit("registry/packets/2026/20260905-claude-retention-followup.json", notes="again")
     CliRunner().invoke(cli, args)
     assert {f.baseline for f in li.findings(history.db_path)} == {None}

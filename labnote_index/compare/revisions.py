@@ -299,6 +299,7 @@ def _changes_table(db: sqlite_utils.Database) -> Table:
         )
         table.create_index(["file"])
         table.create_index(["record_type", "record_id"])
+        table.create_index(["change"])  # a facet of its page (metadata.yml)
     return table
 
 
