@@ -1,0 +1,47 @@
+"""index/cycles.py: the strongly connected components that are cycles (Tarjan,
+without recursion), on graphs small enough to read: every start of the graph is
+walked, every edge of a node is followed, a self-loop is a cycle of one."""
+
+from __future__ import annotations
+
+import pytest
+
+from labnote_index.index.cycles import on_cycles
+
+
+def cycles(edges: list[tuple[str, str]]) -> list[list[str]]:
+    return sorted(on_cycles(edges))
+
+
+def test_a_cycle_after_a_part_already_walked_is_found():
+    # a's walk reaches b; b is then a start already walked, and c <-> d comes after it.
+    assert cycles([("a", "b"), ("c", "d"), ("d", "c")]) == [["c", "d"]]
+
+
+def test_every_edge_of_a_node_is_followed():
+    # Only a's second (then third) edge closes the cycle: a walk that skipped an
+    # edge would miss it.
+    assert cycles([("a", "x"), ("a", "b"), ("b", "a")]) == [["a", "b"]]
+    assert cycles([("a", "x"), ("a", "y"), ("a", "b"), ("b", "a")]) == [["a", "b"]]
+
+
+@pytest.mark.parametrize(
+    "edges, found",
+    [
+        ([], []),
+        ([("a", "b"), ("b", "c")], []),  # a chain
+        ([("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")], []),  # a diamond is no cycle
+        ([("a", "a")], [["a"]]),  # a self-loop: a cycle of one
+        ([("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")], [["a", "b", "c"]]),
+        ([("a", "b"), ("b", "a"), ("b", "c"), ("c", "d"), ("d", "c")], [["a", "b"], ["c", "d"]]),
+    ],
+)
+def test_cycles_and_what_is_not_one(edges: list[tuple[str, str]], found: list[list[str]]):
+    assert cycles(edges) == found
+
+
+def test_a_long_chain_needs_no_recursion():
+    n = 50_000  # far past Python's recursion limit
+    edges = [(str(i), str(i + 1)) for i in range(n)] + [(str(n), "0")]
+    (component,) = on_cycles(edges)
+    assert len(component) == n + 1
