@@ -31,6 +31,7 @@ from .index import registry_views as views_
 from .index.build import BuildResult, build_index
 from .index.cache import cache_index as cache_index  # the façade's, for check --cache
 from .index.index_file import check_index_path, index_damage, indexed_repository
+from .index.organisation import MergeResult
 from .index.tempfiles import temporary_directory
 from .output import provenance  # (the prov library itself is imported only to export)
 from .progress import Progress
@@ -433,6 +434,21 @@ def publish(db: Sequence[Path | str], out: Path | str) -> list[str]:
     from .web.publish import write_deployment  # Datasette is imported only for it
 
     return write_deployment(paths, Path(out))
+
+
+def merge(db: Sequence[Path | str], organisation: Path | str) -> MergeResult:
+    """Merge the indexes ``db`` (one a repository, each built and checked alone)
+    into the organisation index ``organisation``: every table, and every view
+    materialised, each row under a ``repository`` column (the names serve gives
+    them); incremental, an index unchanged since the last merge is kept."""
+    from .index.organisation import index_names, merge_indexes
+
+    paths = [Path(p) for p in db]
+    if not paths:
+        raise InvalidArgument("merge needs an index to merge")
+    for path in paths:
+        _whole_index(path)
+    return merge_indexes(list(zip(index_names(paths), paths, strict=True)), Path(organisation))
 
 
 def catalogue(transitions: bool | None = None) -> list[catalogue_.Check]:

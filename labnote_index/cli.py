@@ -12,12 +12,12 @@ from typing import cast
 import click
 
 from . import api
+from .cli_sites import merge_command, publish_command, serve_command
 from .command import (
     CHECK_FORMATS,
     CONTEXT_SETTINGS,
     EXIT_FOUND,
     EXIT_OK,
-    Failed,
     LabnoteGroup,
     also_write_option,
     build_options,
@@ -28,8 +28,6 @@ from .command import (
     run_build,
     write_report,
 )
-from .errors import NoIndex, NotAnIndex
-from .index.build import BuildResult
 from .output import report
 from .text import plural, shown
 
@@ -366,93 +364,6 @@ def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
         click.echo(report.lineage_text(dict(tree)))
 
 
-@cli.command(name="serve")
-@click.argument(
-    "db_paths",
-    metavar="[DB]...",
-    nargs=-1,
-    type=click.Path(dir_okay=False, path_type=Path),
-)
-@click.option("--port", default=8001, show_default=True, type=click.IntRange(0, 65535))
-@click.option(
-    "--host",
-    default="127.0.0.1",
-    show_default=True,
-    help="Interface to bind; the default serves this machine only.",
-)
-@click.option("--open", "open_browser", is_flag=True, help="Open a web browser on the index.")
-@click.option(
-    "--watch",
-    "repo",
-    metavar="REPO",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    help="Index REPO into DB first, then again (incrementally) whenever its files "
-    "change, and serve each new index without a restart.",
-)
-def serve_command(
-    db_paths: tuple[Path, ...], port: int, host: str, open_browser: bool, repo: Path | None
-) -> None:
-    """Browse an index in Datasette: described tables, canned provenance queries,
-    full-text search and lineage graphs. The database is opened read-only; a
-    build meanwhile writes a new file in its place, so the server goes on
-    answering from the index it opened (restart it to serve the rebuild, or
-    give --watch REPO: the server then builds and takes up each new index
-    itself). The database page says when the index was built, and from what.
-
-    Several indexes (one per repository) are served together, each under its
-    repository's name: the home page shows each one's errors, warnings,
-    orphans and waiting work side by side, and canned queries ask them all at
-    once (every finding, orphan, open message, a milestone's handoff chain)."""
-
-    def told(outcome: BuildResult | Exception) -> None:
-        if isinstance(outcome, BuildResult):
-            click.echo(f"rebuilt: {outcome.summary()}", err=True)
-        else:
-            click.echo(f"not rebuilt: {outcome} (serving the previous index)", err=True)
-
-    try:
-        api.serve(
-            db_paths or (Path(api.DEFAULT_DB),),
-            host,
-            port,
-            open_browser,
-            watch=repo,
-            on_rebuilt=told,
-        )
-    except NoIndex:
-        raise
-    except NotAnIndex as exc:  # serve takes the index as DB, not as --db
-        raise Failed(str(exc).replace("give another --db", "give another DB")) from exc
-
-
-@cli.command(name="publish")
-@click.argument(
-    "db_paths",
-    metavar="DB...",
-    nargs=-1,
-    required=True,
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-)
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="The deployment directory to write (absent or empty).",
-)
-def publish_command(db_paths: tuple[Path, ...], out: Path) -> None:
-    """Write a deployment that scales out: stateless Datasette replicas of these
-    indexes, as many as the readers need, behind any load balancer.
-
-    OUT gets the indexes (named as serve names them), metadata.json, datasette
-    inspect's inspect-data.json (a replica starts without reading the
-    databases through), wheels/ and a pinned requirements.txt, start.sh (the
-    one command a replica runs; HOST and PORT from the environment) and a
-    Dockerfile. Responses may be cached for a day by a CDN (the files never
-    change under a replica); /-/health answers load balancers."""
-    names = api.publish(db_paths, out)
-    click.echo(f"Wrote {out}: {', '.join(names)}; run {out / 'start.sh'} (PORT=8001 by default)")
-
-
 @cli.command(name="views")
 @click.argument("repo", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
@@ -579,6 +490,11 @@ def fix_command(
     if apply_:
         sys.exit(EXIT_FOUND if failed or refusals or result.remaining else EXIT_OK)
     sys.exit(EXIT_FOUND if repairs else EXIT_OK)
+
+
+# The commands of many repositories and of a site, defined in their own module.
+for _command in (serve_command, publish_command, merge_command):
+    cli.add_command(_command)
 
 
 def main() -> None:

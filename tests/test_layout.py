@@ -26,7 +26,7 @@ STEPS: list[tuple[str, set[str]]] = [
     ("repair", set()),
     ("web", set()),
     ("façade", {"api", "results", "watch"}),
-    ("command line", {"cli", "command", "__main__", "__init__"}),
+    ("command line", {"cli", "cli_sites", "command", "__main__", "__init__"}),
 ]
 FOLDERS = [name for name, modules in STEPS if not modules]
 

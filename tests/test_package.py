@@ -200,7 +200,7 @@ def test_a_published_deployment_runs_as_three_identical_replicas(installed: Path
             else:
                 pytest.fail("a replica did not come up")
         paths = [
-            "/_memory/every_finding.json?_shape=array",
+            "/organisation/every_finding.json?_shape=array",
             "/alpha/findings.json?_shape=array&_size=max",
             "/beta/packets.json?_shape=array&_col=topic",
             "/alpha/-/story?node=registry/packets/2026/20260903-maria-ops-retention-question.json",

@@ -19,7 +19,8 @@ from click.testing import CliRunner
 import labnote_index as li
 from bench.generate import generate
 from labnote_index.cli import cli
-from labnote_index.web.serve import index_names, make_datasette
+from labnote_index.index.organisation import index_names
+from labnote_index.web.serve import make_datasette
 
 from .helpers import DEPLOYMENT_FILES, SAMPLE_REPO, fetch
 
@@ -84,10 +85,10 @@ def test_the_home_page_shows_every_repository_side_by_side(site):
 
 def test_cross_repository_queries_answer_for_every_repository(site):
     datasette = make_datasette(site)
-    findings = get(datasette, "/_memory/every_finding.json?_shape=array").json()
+    findings = get(datasette, "/organisation/every_finding.json?_shape=array").json()
     assert len(findings) == len(li.findings(site[0])) + len(li.findings(site[1]))
     assert {f["repository"] for f in findings} <= {"alpha", "beta-o-brien-x"}
-    open_messages = get(datasette, "/_memory/every_open_message.json?_shape=array").json()
+    open_messages = get(datasette, "/organisation/every_open_message.json?_shape=array").json()
     assert {m["repository"] for m in open_messages} == {"alpha", "beta-o-brien-x"}
 
 
@@ -112,13 +113,15 @@ def test_publish_writes_a_whole_deployment_or_nothing(site, tmp_path: Path):
     out = tmp_path / "deploy"
     result = CliRunner().invoke(cli, ["publish", str(site[0]), str(site[1]), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert {p.name for p in out.iterdir()} == {"alpha.db", "beta-o-brien-x.db", *DEPLOYMENT_FILES}
+    served = {"alpha.db", "beta-o-brien-x.db", "organisation.db"}
+    assert {p.name for p in out.iterdir()} == {*served, *DEPLOYMENT_FILES}
     metadata = json.loads((out / "metadata.json").read_text())
-    assert {"alpha", "beta-o-brien-x", "_memory"} <= set(metadata["databases"])
+    assert {"alpha", "beta-o-brien-x", "organisation"} <= set(metadata["databases"])
     inspected = json.loads((out / "inspect-data.json").read_text())
     assert inspected["alpha"]["tables"]["packets"]["count"] == 10
     start = (out / "start.sh").read_text()
-    assert "--crossdb" in start and "--setting default_cache_ttl 86400" in start
+    assert "--immutable organisation.db" in start and "--crossdb" not in start
+    assert "--setting default_cache_ttl 86400" in start
     assert list((out / "wheels").glob("labnote_index-*.whl"))
     # Refused, writing nothing: a directory that is not empty, a file that is not an index.
     for args, where in (
@@ -153,7 +156,7 @@ def test_a_damaged_index_among_several_is_one_line(site, tmp_path: Path):
 
 def test_an_index_named_memory_is_served_where_it_is_announced(tmp_path: Path):
     """Datasette's own database is _memory: an index of that name answered 404."""
-    from labnote_index.web.serve import index_names
+    from labnote_index.index.organisation import index_names
 
     assert index_names([tmp_path / "_memory.db"]) == ["_memory-2"]
     db = tmp_path / "_memory.db"

@@ -243,7 +243,7 @@ class _Build:
 
         sandbox, files = self.sandbox, self.settings["files"]
         PHASES.mark("compare")  # what changed since the index (incremental)
-        with _atomic_database(db_path, start_from=db_path if incremental else None) as db:
+        with atomic_database(db_path, start_from=db_path if incremental else None) as db:
             PHASES.mark("copy")
             changed = None  # the files read again or removed, on an incremental build
             checked_by = None  # the checks the findings in the index were made by
@@ -492,7 +492,7 @@ def _result(db: sqlite_utils.Database, db_path: Path) -> BuildResult:
 
 
 @contextmanager
-def _atomic_database(
+def atomic_database(
     db_path: Path, start_from: Path | None = None
 ) -> Iterator[sqlite_utils.Database]:
     """A database in a temporary file (empty, or a copy of ``start_from``), moved

@@ -41,8 +41,9 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from ..errors import PublishError
+from ..index.organisation import ORGANISATION, index_names, merge_indexes
 from ..index.tempfiles import new_tree
-from .serve import SETTINGS, index_names, load_metadata
+from .serve import SETTINGS, load_metadata
 
 DISTRIBUTION = "labnote-index"
 # A day: the indexes of a deployment never change; a new deployment is new files.
@@ -63,10 +64,9 @@ CMD ["sh", "/app/start.sh"]
 def start_command(names: Sequence[str]) -> list[str]:
     """The command a replica runs, from the deployment directory."""
     command = ["datasette", "serve"]
-    for name in names:
+    served = [*names, ORGANISATION] if len(names) > 1 else list(names)
+    for name in served:
         command += ["--immutable", f"{name}.db"]
-    if len(names) > 1:
-        command.append("--crossdb")
     command += ["--metadata", "metadata.json", "--inspect-file", "inspect-data.json"]
     for key, value in {**SETTINGS, "default_cache_ttl": CACHE_TTL}.items():
         command += ["--setting", key, str(value).lower() if isinstance(value, bool) else str(value)]
@@ -90,6 +90,10 @@ def _write(db_paths: Sequence[Path], out: Path) -> list[str]:
     names = index_names([Path(p) for p in db_paths])
     for path, name in zip(db_paths, names, strict=True):
         shutil.copyfile(path, out / f"{name}.db")
+    served = list(names)
+    if len(names) > 1:  # the cross-repository queries' database
+        merge_indexes([(n, out / f"{n}.db") for n in names], out / f"{ORGANISATION}.db")
+        served.append(ORGANISATION)
     (out / "metadata.json").write_text(json.dumps(load_metadata(*names), indent=2))
     inspect = subprocess.run(
         [
@@ -97,7 +101,7 @@ def _write(db_paths: Sequence[Path], out: Path) -> list[str]:
             "-m",
             "datasette",
             "inspect",
-            *(f"{n}.db" for n in names),
+            *(f"{n}.db" for n in served),
             "--inspect-file",
             "inspect-data.json",
         ],

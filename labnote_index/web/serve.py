@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import shutil
 import socket
 import threading
@@ -18,8 +17,8 @@ from datasette.app import Datasette
 from datasette.database import Database
 
 from ..errors import ServeError
-from ..index.index_file import repository_name
 from ..index.metadata import METADATA_DATABASE, described_index
+from ..index.organisation import ORGANISATION, index_names, merge_indexes
 from ..index.tempfiles import new_directory, temp_name
 from .facets import CountedFacet
 from .state import state_of
@@ -37,60 +36,41 @@ def load_metadata(*databases: str) -> dict[str, Any]:
     names = databases or (METADATA_DATABASE,)
     metadata["databases"] = {name: described for name in names}
     if len(names) > 1:
-        metadata["databases"]["_memory"] = {"queries": cross_queries(list(names))}
+        metadata["databases"][ORGANISATION] = {
+            "title": "Every repository",
+            "description": "Each repository's rows under its name (index/organisation.py).",
+            "queries": organisation_queries(),
+        }
     return metadata
 
 
-def _identifier(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _literal(name: str) -> str:
-    return "'" + name.replace("'", "''") + "'"
-
-
-def cross_queries(names: list[str]) -> dict[str, Any]:
-    """Canned queries over every served index at once (Datasette's cross-database
-    queries: each index attached to ``_memory`` under its name), by repository.
-    Names are quoted as SQL identifiers and strings: a repository's name is data."""
-
-    def over(select: str, where: str = "") -> str:
-        parts = [select.format(repo=_literal(n), db=_identifier(n)) + where for n in names]
-        return "SELECT * FROM (\n" + "\nUNION ALL\n".join(parts) + "\n)"
-
+def organisation_queries() -> dict[str, Any]:
+    """Canned queries over every served repository at once: plain SELECTs of the
+    organisation index (index/organisation.py), which holds each repository's
+    rows under its name, so that they answer over any number of repositories
+    (Datasette's cross-database queries stop at SQLite's ten attached)."""
     return {
         "every_finding": {
             "title": "Every finding, in every repository",
-            "sql": over(
-                "SELECT {repo} AS repository, severity, [check], record_id, file, field, message "
-                "FROM {db}.findings"
-            )
-            + "\nORDER BY severity = 'warning', repository, [check], file",
+            "sql": "SELECT repository, severity, [check], record_id, file, field, message "
+            "FROM findings\nORDER BY severity = 'warning', repository, [check], file",
         },
         "every_orphan": {
             "title": "Every orphaned reference, in every repository",
-            "sql": over(
-                "SELECT {repo} AS repository, field, record_type, record_id, file, missing_id, "
-                "expected_type FROM {db}.orphans"
-            )
-            + "\nORDER BY repository, field, file",
+            "sql": "SELECT repository, field, record_type, record_id, file, missing_id, "
+            "expected_type, exists_in FROM orphans\nORDER BY repository, field, file",
         },
         "every_open_message": {
             "title": "Every open message, in every repository, oldest first",
-            "sql": over(
-                "SELECT {repo} AS repository, message_id, status, created_at, summary, file "
-                "FROM {db}.open_messages"  # the view each dashboard counts
-            )
-            + "\nORDER BY created_at",
+            # The view each dashboard counts, as each repository had it.
+            "sql": "SELECT repository, message_id, status, created_at, summary, file "
+            "FROM open_messages\nORDER BY created_at",
         },
         "milestone_chain": {
             "title": "The handoff chain of a milestone, in every repository",
-            "sql": over(
-                "SELECT {repo} AS repository, role, milestone, packet_version, status, "
-                "created_at, manifest FROM {db}.handoff_packets",
-                " WHERE milestone = :milestone",
-            )
-            + "\nORDER BY repository, created_at, role",
+            "sql": "SELECT repository, role, milestone, packet_version, status, created_at, "
+            "manifest FROM handoff_packets WHERE milestone = :milestone\n"
+            "ORDER BY repository, created_at, role",
         },
     }
 
@@ -106,36 +86,11 @@ SETTINGS = {
 }
 
 
-_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def index_names(db_paths: Sequence[Path]) -> list[str]:
-    """The names the indexes are served under: one index, its file's name (as
-    it always was); several, each its repository's (what its build recorded),
-    made distinct, so that a site of many repositories says which is which;
-    never Datasette's own ``_memory``."""
-    names: list[str] = []
-    for path in db_paths:
-        if len(db_paths) == 1:
-            name = Path(path).stem
-        else:
-            # A directory's name is data: only letters, digits, '.', '_' and '-'
-            # are kept (Datasette puts the name in URLs and its cross-database SQL).
-            name = _SAFE_NAME.sub("-", repository_name(Path(path)) or "").strip("-.")
-            name = name or _SAFE_NAME.sub("-", Path(path).stem).strip("-.") or "index"
-        # "_memory" is Datasette's own database: an index of that name would be
-        # announced at an address that answers 404.
-        base, n = name, 2
-        while name in names or name == "_memory":
-            name, n = f"{base}-{n}", n + 1
-        names.append(name)
-    return names
-
-
 def make_datasette(db_path: Path | Sequence[Path], threads: int | None = None) -> Datasette:
     """Datasette over the index (or indexes), immutable (opened read-only, never
     written); ``threads``: SQL threads (0: queries run in the server's own loop).
-    Several indexes are served together, with cross-database queries.
+    Several indexes are served together, with the cross-repository queries of
+    an organisation index merged from them (``organisation``).
 
     Datasette's threads each connect on first use, so a server given the index's
     name would read whatever file has that name by then: a build replacing it
@@ -144,13 +99,20 @@ def make_datasette(db_path: Path | Sequence[Path], threads: int | None = None) -
     paths = [Path(db_path)] if isinstance(db_path, str | Path) else [Path(p) for p in db_path]
     names = index_names(paths)
     settings = SETTINGS if threads is None else {**SETTINGS, "num_sql_threads": threads}
-    many = len(paths) > 1
-    datasette = Datasette(metadata=load_metadata(*names), settings=settings, crossdb=many)
+    datasette = Datasette(metadata=load_metadata(*names), settings=settings)
     for path, name in zip(paths, names, strict=True):
         pin = pinned(path, datasette, name)
         datasette.add_database(Database(datasette, str(pin), is_mutable=False), name=name)
-    if not many:
-        datasette.remove_database("_memory")  # added for a Datasette given no files
+    datasette.remove_database("_memory")  # added for a Datasette given no files
+    if len(paths) > 1:  # the cross-repository queries' database, made from the pins
+        merged = new_directory("serve") / f"{ORGANISATION}.db"
+        state_of(datasette).releases[ORGANISATION] = weakref.finalize(
+            datasette, shutil.rmtree, merged.parent, ignore_errors=True
+        )
+        pins = [datasette.get_database(n).path for n in names]
+        merge_indexes(list(zip(names, map(Path, pins), strict=True)), merged)
+        organisation = Database(datasette, str(merged), is_mutable=False)
+        datasette.add_database(organisation, name=ORGANISATION)
     # The installed templates do not change while a server runs: Jinja need not
     # stat each of a page's templates again on every request.
     datasette.jinja_env.auto_reload = False
