@@ -33,6 +33,7 @@ def test_every_edge_of_a_node_is_followed():
         ([("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")], []),  # a diamond is no cycle
         ([("a", "a")], [["a"]]),  # a self-loop: a cycle of one
         ([("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")], [["a", "b", "c"]]),
+        ([("a", "b"), ("b", "c"), ("c", "b")], [["b", "c"]]),  # back to a node below the start
         ([("a", "b"), ("b", "a"), ("b", "c"), ("c", "d"), ("d", "c")], [["a", "b"], ["c", "d"]]),
     ],
 )
