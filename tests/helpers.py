@@ -222,9 +222,10 @@ class Calls(Progress):
 
 def not_when_built(table: str) -> str:
     """The WHERE clause that leaves out when and where a build ran (build_info's
-    'built' and 'written' rows: two builds of the same repository differ in
-    them and nothing else)."""
-    return " WHERE key NOT IN ('built', 'written')" if table == "build_info" else ""
+    'built' and 'written' rows, and what git said as it started, 'work_tree':
+    two builds of the same repository differ in them and nothing else)."""
+    where = " WHERE key NOT IN ('built', 'written', 'work_tree')"
+    return where if table == "build_info" else ""
 
 
 def compared(table: str, columns: Sequence[str]) -> list[str]:

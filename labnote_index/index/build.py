@@ -35,13 +35,13 @@ from ..format.contract import Contract
 from ..format.rules import RECORD_TYPES
 from ..progress import SILENT, Progress
 from ..read.discover import DiscoveredFile, FoundFiles, classify, discover, named_files
-from ..read.git import head_commit
+from ..read.git import WorkTreeState, head_commit
 from ..read.licence import declared_licence
-from ..read.parse import same_file
-from ..read.paths import Sandbox, displayable, lstat_key
+from ..read.paths import Sandbox, displayable
 from ..read.repository import is_a_repository
 from ..read.schemas import read_contract
 from ..text import findings_phrase, parent_dir, plural
+from .changed import changes_by_git, changes_by_walk, git_state, record_state
 from .cycles import store_cycles
 from .files import (
     artifacts_unchanged,
@@ -99,6 +99,9 @@ class BuildResult:
     removed: int = 0
     # Why an incremental build became a full one (a damaged index), if it did.
     rebuilt_because: str | None = None
+    # How an incremental build found what changed: "git" (a work tree's status,
+    # index/changed.py) or "walk" (every file stat'ed and compared).
+    changes_from: str | None = None
 
     def summary(self) -> str:
         """One line for people: records by type, then findings."""
@@ -177,7 +180,23 @@ def build_index(
     if not files:
         is_a_repository(repo)
     incremental = exists and not full and not files and _same_settings(db_path, settings)
-    found = named_files(files) if files else discover(repo, sandbox.entered, exclude)
+    # What git says of the work tree as the build starts (kept for the next one;
+    # an index made for one check is never built on again, so it asks nothing).
+    started_ns = time.time_ns()
+    work_tree = git_state(sandbox) if browsable and not files else None
+    changes = None
+    if incremental and work_tree is not None:
+        try:
+            with sqlite_utils.Database(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+                changes = changes_by_git(db, sandbox, work_tree, exclude)
+        except sqlite3.DatabaseError:
+            changes = None  # a damaged index: the build finds it so, and rebuilds it
+    if files:
+        found: Sequence[DiscoveredFile] = named_files(files)
+    elif changes is not None:
+        found = FoundFiles()  # git said what changed: no walk
+    else:
+        found = discover(repo, sandbox.entered, exclude)
     PHASES.mark("walk")
     if jobs > 1 and not incremental and len(found) >= 2 * MIN_PART:
         start_workers_early()  # it imports what they need while this process starts
@@ -186,14 +205,21 @@ def build_index(
         sandbox, found, settings, jobs, progress or SILENT, check, checks, config, contract
     )
     build.browsable, build.derived = browsable, derived
+    build.changes, build.work_tree, build.started_ns = changes, work_tree, started_ns
     del found  # the build holds it, and lets it go once the files are read
     try:
         if incremental:
             try:
                 current = _unchanged_index(db_path, build)
+                how = "git" if changes is not None else "walk"
                 if current is not None:
+                    current.changes_from = how
+                    # Left as it is (never written in place: a server may read
+                    # it); what git said is kept by the next build that writes.
                     return current
-                return build.run(db_path, incremental=True)
+                result = build.run(db_path, incremental=True)
+                result.changes_from = how
+                return result
             except sqlite3.DatabaseError as exc:  # a damaged index: start again
                 build.found, build.changes = discover(repo, sandbox.entered, exclude), None
                 result = build.run(db_path, incremental=False)
@@ -232,6 +258,8 @@ class _Build:
     contract: Contract = field(default_factory=Contract)
     browsable: bool = True
     derived: Derived | None = None
+    work_tree: WorkTreeState | None = None  # what git said as the build started
+    started_ns: int = 0
     # (to read again, removed) against the index, when already compared
     changes: tuple[Sequence[DiscoveredFile], list[str]] | None = None
 
@@ -250,7 +278,7 @@ class _Build:
             if incremental:
                 row = db.execute("SELECT value FROM build_info WHERE key = 'checks'").fetchone()
                 checked_by = row[0] if row else None
-                to_read, removed = self.changes or _changes(db, sandbox, self.found)
+                to_read, removed = self.changes or changes_by_walk(db, sandbox, self.found)
                 changed = [displayable(f.path) for f in to_read] + removed
                 _forget(db, changed)
             else:
@@ -312,7 +340,8 @@ class _Build:
             row = {"key": "contract", "value": json.dumps(governed)}
             db.table("build_info").insert(row, replace=True)
             # When, and from what: what a served page says of the index it shows.
-            built = {"at": _now(), "commit": head_commit(self.sandbox.root)}
+            head = self.work_tree.head if self.work_tree else head_commit(self.sandbox.root)
+            built = {"at": _now(), "commit": head}
             db.table("build_info").insert(
                 {"key": "built", "value": json.dumps(built)}, replace=True
             )
@@ -320,6 +349,7 @@ class _Build:
             if self.check is not None and self.check_fingerprint is not None:
                 row = {"key": "checks", "value": self.check_fingerprint}
                 db.table("build_info").insert(row, replace=True)
+            record_state(db, self.work_tree, self.started_ns)
             result = _result(db, db_path)
             result.incremental = incremental
             result.reread, result.removed = reread, len(removed)
@@ -381,7 +411,8 @@ def _unchanged_index(db_path: Path, build: _Build) -> BuildResult | None:
         checked = db.execute("SELECT value FROM build_info WHERE key = 'checks'").fetchone()
         if build.check_fingerprint is None or checked != (build.check_fingerprint,):
             return None  # checked by other checks (or to be built without)
-        build.changes = _changes(db, build.sandbox, build.found)
+        if build.changes is None:
+            build.changes = changes_by_walk(db, build.sandbox, build.found)
         if any(build.changes) or (build.derived is not None and build.derived.held(db)):
             return None
         if not (
@@ -427,43 +458,6 @@ def written_here(db: sqlite_utils.Database, db_path: Path) -> bool:
     trusted with a single row: it is built again in full."""
     row = db.execute("SELECT value FROM build_info WHERE key = 'written'").fetchone()
     return row is not None and row[0] == _file_identity(db_path)
-
-
-def _changes(
-    db: sqlite_utils.Database, sandbox: Sandbox, found: Sequence[DiscoveredFile]
-) -> tuple[Sequence[DiscoveredFile], list[str]]:
-    """Files to read again (new; size, times or inode changed; or changed too close
-    to the last build to tell) and paths no longer there.
-
-    Both sides are in path order (the walk sorts what it found; the files
-    table's key orders its rows, UTF-8 bytes and code points alike), so they
-    are compared in one pass, a row at a time: no copy of the stored rows."""
-    to_read, removed = FoundFiles(), []
-    stored = db.execute(
-        "SELECT path, kind, size, mtime_ns, ctime_ns, inode, sha256 FROM files ORDER BY path"
-    )
-    row = next(stored, None)
-    for item in found:
-        while row is not None and row[0] < item.path:
-            removed.append(row[0])  # stored, and no longer found
-            row = next(stored, None)
-        before = None
-        if row is not None and row[0] == item.path:
-            before, row = row[1:], next(stored, None)
-        full = sandbox.prefix + item.path  # a str: a Path a file cost a third of the walk
-        key = item.stat or lstat_key(full)
-        if (
-            key is None
-            or key.is_link
-            or before is None
-            or before[0] != item.kind
-            or not same_file(full, key, before[1:5], before[5])
-        ):
-            to_read.append(item)  # new (nothing stored), changed, gone, or a symlink
-    while row is not None:
-        removed.append(row[0])
-        row = next(stored, None)
-    return to_read, removed
 
 
 def _forget(db: sqlite_utils.Database, paths: list[str]) -> None:

@@ -11,10 +11,11 @@ repository).
 from __future__ import annotations
 
 import os
+import stat
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import NamedTuple, overload
+from typing import Any, NamedTuple, overload
 
 from ..format.rules import GENERATED_VIEWS, HANDOFF_MANIFEST, PACKET_LOCK, template_role
 from .paths import INSIDE, FileStat, file_stat, real_place
@@ -188,8 +189,84 @@ def discover(
     directory and all it holds) is left out, as if it were not there.
     """
     found = FoundFiles()
-    root = os.path.realpath(repo)
-    pending: list[tuple[str, str, bool]] = [(str(repo), "", False)]
+    _walk(found, [(str(repo), "", False)], os.path.realpath(repo), entered, excluded)
+    return found.sorted()  # by path: no two files share one
+
+
+def discover_named(
+    repo: Path,
+    files: Iterable[str],
+    directories: Iterable[str] = (),
+    excluded: Callable[[str], bool] | None = None,
+) -> FoundFiles:
+    """What ``discover`` would find of these paths alone (repository-relative):
+    each of ``files`` as the walk would list it, or nothing where the walk would
+    not (gone, a directory, inside a dot-directory, excluded), and everything
+    below each of ``directories`` ("x/"), walked. In path order."""
+    found, root = FoundFiles(), os.path.realpath(repo)
+    start: list[tuple[str, str, bool]] = []
+    for rel_dir in directories:
+        rel_dir = rel_dir.rstrip("/")
+        if _reachable(rel_dir, excluded, is_dir=True):
+            in_registry = rel_dir == REGISTRY or rel_dir.startswith(REGISTRY + "/")
+            start.append((os.path.join(repo, rel_dir), rel_dir + "/", in_registry))
+    _walk(found, start, root, None, excluded)
+    for rel in files:
+        if not _reachable(rel, excluded, is_dir=False):
+            continue
+        full = os.path.join(repo, rel)
+        try:
+            st = os.lstat(full)
+        except OSError:
+            continue  # gone: the comparison with the index says so
+        if stat.S_ISDIR(st.st_mode):
+            continue
+        rel_top, _, name = rel.rpartition("/")
+        in_registry = rel_top == REGISTRY or rel_top.startswith(REGISTRY + "/")
+        _entry(
+            found, _Named(full, name, st), rel_top + "/" if rel_top else "", in_registry, root, None
+        )
+    return found.sorted()
+
+
+def _reachable(rel: str, excluded: Callable[[str], bool] | None, is_dir: bool) -> bool:
+    """Whether the walk would reach ``rel``: no dot-directory on the way (but those
+    the root keeps visible), nothing on the way excluded."""
+    parts = rel.split("/")
+    directories = parts if is_dir else parts[:-1]
+    for n, part in enumerate(directories):
+        if part.startswith(".") and not (n == 0 and part in VISIBLE_DOT):
+            return False
+    return excluded is None or not any(
+        excluded("/".join(parts[: n + 1])) for n in range(len(parts))
+    )
+
+
+class _Named:
+    """A path named, looked at as the walk's os.DirEntry is (lstat'ed once)."""
+
+    def __init__(self, path: str, name: str, st: os.stat_result) -> None:
+        self.path, self.name, self._st = path, name, st
+
+    def is_dir(self, follow_symlinks: bool = True) -> bool:
+        return stat.S_ISDIR(self._st.st_mode)
+
+    def is_symlink(self) -> bool:
+        return stat.S_ISLNK(self._st.st_mode)
+
+    def stat(self, follow_symlinks: bool = True) -> os.stat_result:
+        return self._st
+
+
+def _walk(
+    found: FoundFiles,
+    pending: list[tuple[str, str, bool]],
+    root: str,
+    entered: Callable[[str], None] | None,
+    excluded: Callable[[str], bool] | None,
+) -> None:
+    """Walk the directories ``pending`` (each: its path, its repository-relative
+    name with a "/", whether it is in the registry) and all below them."""
     while pending:
         directory, rel_top, in_registry = pending.pop()
         if entered:
@@ -204,36 +281,51 @@ def discover(
             continue
         with entries:
             for entry in entries:
-                name = entry.name
-                rel = rel_top + name
-                if excluded is not None and excluded(rel):
+                if excluded is not None and excluded(rel_top + entry.name):
                     continue
-                if entry.is_dir(follow_symlinks=False):
-                    if not name.startswith(".") or (not rel_top and name in VISIBLE_DOT):
-                        pending.append((entry.path, rel + "/", in_registry or rel == REGISTRY))
-                    continue
-                is_link = entry.is_symlink()
-                if is_link and rel == REGISTRY and _inside_dir(entry.path, root):
-                    pending.append((entry.path, rel + "/", True))  # followed: it stays inside
-                    continue
-                linked_dir = is_link and _is_dir(entry.path)
-                # A Markdown file's links are read from the file itself: through a
-                # symlink they would be another file's, so a symlink is not listed.
-                listed = (
-                    in_registry
-                    or name in (HANDOFF_MANIFEST, PACKET_LOCK)
-                    or (name.endswith(".md") and not is_link)
-                )
-                if linked_dir and (rel == REGISTRY or _reported_link(rel, False)):
-                    listed = True  # a registry or packet behind a link: reported
-                if listed:
-                    try:
-                        key = file_stat(entry.stat(follow_symlinks=False))
-                    except OSError:  # gone since the listing: the loader says so
-                        key = None
-                    kind = SYMLINKED_DIRECTORY if linked_dir else classify(rel)
-                    found.append(DiscoveredFile(rel, kind, key))
-    return found.sorted()  # by path: no two files share one
+                _entry(found, entry, rel_top, in_registry, root, pending)
+
+
+def _entry(
+    found: FoundFiles,
+    entry: Any,
+    rel_top: str,
+    in_registry: bool,
+    root: str,
+    pending: list[tuple[str, str, bool]] | None,
+) -> None:
+    """One entry of a directory, as the index accounts for it: a directory to walk
+    (into ``pending``; None: not walked), or a file listed with its kind and stat."""
+    name = entry.name
+    rel = rel_top + name
+    if entry.is_dir(follow_symlinks=False):
+        if pending is not None and (
+            not name.startswith(".") or (not rel_top and name in VISIBLE_DOT)
+        ):
+            pending.append((entry.path, rel + "/", in_registry or rel == REGISTRY))
+        return
+    is_link = entry.is_symlink()
+    if is_link and rel == REGISTRY and _inside_dir(entry.path, root):
+        if pending is not None:
+            pending.append((entry.path, rel + "/", True))  # followed: it stays inside
+        return
+    linked_dir = is_link and _is_dir(entry.path)
+    # A Markdown file's links are read from the file itself: through a
+    # symlink they would be another file's, so a symlink is not listed.
+    listed = (
+        in_registry
+        or name in (HANDOFF_MANIFEST, PACKET_LOCK)
+        or (name.endswith(".md") and not is_link)
+    )
+    if linked_dir and (rel == REGISTRY or _reported_link(rel, False)):
+        listed = True  # a registry or packet behind a link: reported
+    if listed:
+        try:
+            key = file_stat(entry.stat(follow_symlinks=False))
+        except OSError:  # gone since the listing: the loader says so
+            key = None
+        kind = SYMLINKED_DIRECTORY if linked_dir else classify(rel)
+        found.append(DiscoveredFile(rel, kind, key))
 
 
 def _is_dir(path: str) -> bool:

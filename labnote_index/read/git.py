@@ -5,8 +5,10 @@ with the GIT_DIR a hook may have set, always for the repository named.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -84,3 +86,95 @@ def _check_ignore(root: Path, paths: list[str], *options: str) -> set[str] | Non
     if b"not a git repository" in done.stderr:
         return set()
     return None
+
+
+@dataclass(frozen=True)
+class WorkTreeState:
+    """What git says of the files of a work tree below ``root``: the commit HEAD
+    names, the paths that are not as HEAD has them (changed, staged, untracked
+    or ignored: everything git can say is not HEAD's), relative to ``root`` (a
+    directory git does not look into, a nested repository or an ignored one,
+    ends with "/"), and the stat of git's index file (where git keeps the flags
+    that make it look away: a changed index file is looked at again)."""
+
+    head: str
+    dirty: tuple[str, ...]
+    index_stat: tuple[int, int, int]
+
+    def as_json(self) -> str:
+        """The state as build_info keeps it."""
+        return json.dumps([self.head, list(self.dirty), list(self.index_stat)])
+
+    @staticmethod
+    def from_json(text: str) -> WorkTreeState | None:
+        """A state build_info kept (None for anything else)."""
+        try:
+            head, dirty, index_stat = json.loads(text)
+            return WorkTreeState(str(head), tuple(map(str, dirty)), tuple(index_stat))
+        except (ValueError, TypeError):
+            return None
+
+
+def work_tree_state(root: Path) -> WorkTreeState | None:
+    """What git says of ``root``'s files (see WorkTreeState), or None where it
+    cannot say it for every file: not a work tree, no commit, no git, a warning
+    (a directory it cannot read), or a file it is told to look away from
+    (sparse checkout's skip-worktree, assume-unchanged) or a submodule (whose
+    files are another repository's)."""
+    try:
+        where = run_git(root, "rev-parse", "--show-prefix", "--git-path", "index", "HEAD")
+        if where.returncode != 0:
+            return None
+        prefix, index_path, head = where.stdout.decode("utf-8", "surrogateescape").split("\n")[:3]
+        index_file = Path(root, index_path)
+        status = run_git(
+            root,
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--ignored=matching",
+            "--no-renames",
+            "--",
+            ".",
+        )
+        if status.returncode != 0 or status.stderr.strip():
+            return None
+        st = os.stat(index_file)
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return None
+    dirty = []
+    for entry in status.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if len(entry) > 3 and entry.startswith(prefix, 3):
+            dirty.append(entry[3 + len(prefix) :])
+    return WorkTreeState(head, tuple(sorted(dirty)), (st.st_ino, st.st_size, st.st_mtime_ns))
+
+
+def looks_away(root: Path) -> bool | None:
+    """Whether git is told to look away from a file below ``root`` (a
+    skip-worktree or assume-unchanged flag), or a file is a submodule; None
+    when git could not tell. Asked again only when git's index file changed."""
+    try:
+        listed = run_git(root, "ls-files", "-z", "-v", "-s", "--", ".")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if listed.returncode != 0:
+        return None
+    # Each entry: "<tag> <mode> <blob> <stage>\t<path>"; a lower-case tag is
+    # assume-unchanged, S skip-worktree; mode 160000 a submodule.
+    for entry in listed.stdout.split(b"\0"):
+        if entry and (entry[:1].islower() or entry[:1] == b"S" or entry[2:8] == b"160000"):
+            return True
+    return False
+
+
+def changed_between(root: Path, old: str, new: str) -> list[str] | None:
+    """The paths below ``root`` (relative to it) that differ between two commits,
+    or None when git cannot tell (a commit it no longer has)."""
+    try:
+        done = run_git(root, "diff", "--name-only", "-z", "--no-renames", "--relative", old, new)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    return [p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p]

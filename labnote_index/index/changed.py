@@ -1,0 +1,145 @@
+"""What changed in a repository since its index was built: by a walk of every
+file compared with the index, or, in a git work tree, by asking git.
+
+git already knows every tracked file's state (its index holds their stat data
+and blob ids, refreshed by ``git status``, with fsmonitor and the untracked
+cache where the user turned them on). A build in a work tree keeps what git
+said as it started (``build_info`` 'work_tree': HEAD, and the paths that were
+not as HEAD has them, with every file the build found changed while it ran);
+the next build asks git again. A path that was as HEAD has it then and is now,
+HEAD being the same commit (or the path unchanged between the two), holds
+what it held: only the others are looked at, exactly as the walk looks at
+every file. Where git cannot answer for every file (not a work tree, a
+warning, a file git is told to look away from, a submodule, a registry that is
+a symlink), nothing is asked of it and the walk decides.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import sqlite_utils
+
+from ..read.discover import DiscoveredFile, FoundFiles, discover_named
+from ..read.git import WorkTreeState, changed_between, looks_away, work_tree_state
+from ..read.parse import same_file
+from ..read.paths import Sandbox, lstat_key
+
+STATE_KEY = "work_tree"
+# A file changed this close before a build started is taken as changed during
+# it (file systems keep times to a second or two): it is looked at next time.
+_DURING_NS = 2_000_000_000
+_STORED = "SELECT path, kind, size, mtime_ns, ctime_ns, inode, sha256 FROM files"
+
+Changes = tuple[Sequence[DiscoveredFile], list[str]]
+
+
+def changes_by_walk(
+    db: sqlite_utils.Database, sandbox: Sandbox, found: Sequence[DiscoveredFile]
+) -> Changes:
+    """Files to read again (new; size, times or inode changed; or changed too close
+    to the last build to tell) and paths no longer there, of everything the
+    walk ``found``, against every file of the index."""
+    return _compared(found, db.execute(_STORED + " ORDER BY path"), sandbox)
+
+
+def _compared(found: Sequence[DiscoveredFile], stored: Iterable[Any], sandbox: Sandbox) -> Changes:
+    """``found`` against the index's rows of the same paths, both in path order
+    (the walk sorts what it found; the files table's key orders its rows, UTF-8
+    bytes and code points alike), compared in one pass, a row at a time."""
+    to_read, removed = FoundFiles(), []
+    rows = iter(stored)
+    row = next(rows, None)
+    for item in found:
+        while row is not None and row[0] < item.path:
+            removed.append(row[0])  # stored, and no longer found
+            row = next(rows, None)
+        before = None
+        if row is not None and row[0] == item.path:
+            before, row = row[1:], next(rows, None)
+        full = sandbox.prefix + item.path  # a str: a Path a file cost a third of the walk
+        key = item.stat or lstat_key(full)
+        if (
+            key is None
+            or key.is_link
+            or before is None
+            or before[0] != item.kind
+            or not same_file(full, key, before[1:5], before[5])
+        ):
+            to_read.append(item)  # new (nothing stored), changed, gone, or a symlink
+    while row is not None:
+        removed.append(row[0])
+        row = next(rows, None)
+    return to_read, removed
+
+
+def git_state(sandbox: Sandbox) -> WorkTreeState | None:
+    """What git says of the repository now, where it can say it for every file."""
+    if os.path.islink(sandbox.path("registry")):
+        return None  # git tracks the link, not what the walk reads behind it
+    return work_tree_state(sandbox.root)
+
+
+def changes_by_git(
+    db: sqlite_utils.Database,
+    sandbox: Sandbox,
+    now: WorkTreeState,
+    excluded: Callable[[str], bool] | None,
+) -> Changes | None:
+    """What changed since the index, from git: the paths git says are not as HEAD
+    has them, now or when the index was built, and those that differ between
+    the two HEADs, each looked at as the walk would; None where git's word
+    does not cover every file (the walk decides)."""
+    row = db.execute("SELECT value FROM build_info WHERE key = ?", [STATE_KEY]).fetchone()
+    then = WorkTreeState.from_json(row[0]) if row else None
+    if then is None:
+        return None
+    if then.index_stat != now.index_stat and looks_away(sandbox.root) is not False:
+        return None
+    candidates = set(then.dirty) | set(now.dirty)
+    if then.head != now.head:
+        between = changed_between(sandbox.root, then.head, now.head)
+        if between is None:
+            return None
+        candidates.update(between)
+    files = sorted(c for c in candidates if not c.endswith("/"))
+    directories = sorted(c for c in candidates if c.endswith("/"))
+    found = discover_named(sandbox.root, files, directories, excluded)
+    return _compared(found, _stored_rows(db, files, directories), sandbox)
+
+
+def _stored_rows(db: sqlite_utils.Database, files: list[str], directories: list[str]) -> list[Any]:
+    """The index's rows of these files and of everything below these directories,
+    in path order (each a search of the files table's key)."""
+    rows: dict[str, Any] = {}
+    for start in range(0, len(files), 500):
+        chunk = files[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows.update((r[0], r) for r in db.execute(f"{_STORED} WHERE path IN ({marks})", chunk))
+    for directory in directories:
+        # Everything after "x/" and before "x0" ("0" follows "/"): below x/.
+        above = directory[:-1] + "0"
+        found = db.execute(f"{_STORED} WHERE path >= ? AND path < ?", [directory, above])
+        rows.update((r[0], r) for r in found)
+    return [rows[path] for path in sorted(rows)]
+
+
+def record_state(db: sqlite_utils.Database, state: WorkTreeState | None, started_ns: int) -> None:
+    """Keep what git said as the build started, with every file the build found
+    changed since (it may have been read in either state), for the next build;
+    nothing where git could not say it."""
+    if state is None:
+        db.table("build_info").delete_where("key = ?", [STATE_KEY])
+        return
+    during = [
+        path
+        for (path,) in db.execute(
+            "SELECT path FROM files WHERE mtime_ns >= ? OR ctime_ns >= ?",
+            [started_ns - _DURING_NS, started_ns - _DURING_NS],
+        )
+    ]
+    dirty = tuple(sorted({*state.dirty, *during}))
+    kept = WorkTreeState(state.head, dirty, state.index_stat)
+    db.table("build_info").insert({"key": STATE_KEY, "value": kept.as_json()}, replace=True)

@@ -1,0 +1,194 @@
+"""index/changed.py: what changed since the index, found by a walk or asked of
+git in a work tree. The differential test: after each change a person or git
+makes (an edit, a new file, a deletion, a staged edit, a commit, an edit
+reverted, a checkout of another commit, an ignored file, a nested repository),
+the incremental build that asked git equals a full build of the same files.
+
+Tests of: ``read/git.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+
+from labnote_index.api import build as build_index
+from labnote_index.read.git import looks_away, work_tree_state
+
+from .helpers import Repo, content, git
+
+
+def committed(repo: Repo) -> Repo:
+    git(repo.root, "init", "-q")
+    git(repo.root, "add", "-A")
+    git(repo.root, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "0")
+    return repo
+
+
+def commit(root: Path, message: str) -> None:
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", message)
+
+
+def same_as_full(repo: Repo, tmp_path: Path) -> str | None:
+    """Build incrementally, then in full into another file: the two agree; how
+    the incremental build found what changed."""
+    result = build_index(repo.root, repo.db_path)
+    full = tmp_path / "full.db"
+    full.unlink(missing_ok=True)
+    build_index(repo.root, full, full=True)
+    assert content(sqlite_utils.Database(repo.db_path)) == content(sqlite_utils.Database(full))
+    return result.changes_from
+
+
+def _packet(repo: Repo) -> str:
+    return repo.first("registry/packets/*/*.json")
+
+
+def _edit(repo: Repo) -> None:
+    repo.edit(_packet(repo), notes="edited")
+
+
+def _new_record(repo: Repo) -> None:
+    source = _packet(repo)
+    data = repo.load(source)
+    data["packet_id"] = data["packet_id"] + "-copy"
+    repo.save(str(Path(source).with_name(data["packet_id"] + ".json")), data)
+
+
+def _delete(repo: Repo) -> None:
+    (repo.root / repo.first("registry/messages/*/*.json")).unlink()
+
+
+def _staged(repo: Repo) -> None:
+    repo.edit(_packet(repo), notes="staged")
+    git(repo.root, "add", "-A")
+
+
+def _committed(repo: Repo) -> None:
+    repo.edit(_packet(repo), notes="committed")
+    commit(repo.root, "an edit")
+
+
+def _ignored_record(repo: Repo) -> None:
+    repo.write(".gitignore", "registry/packets/ignored-*.json\n")
+    source = _packet(repo)
+    data = repo.load(source)
+    repo.save(str(Path(source).parent / "ignored-one.json"), data)  # indexed, though git ignores it
+
+
+def _nested_repository(repo: Repo) -> None:
+    nested = repo.root / "docs" / "vendored"
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q")
+    (nested / "notes.md").write_text("[a link](missing.md)\n")  # git does not look inside
+
+
+def _markdown(repo: Repo) -> None:
+    repo.write("docs/guide.md", "[the registry](../registry/README.md) [gone](nowhere.md)\n")
+
+
+CHANGES: list[tuple[str, Callable[[Repo], None]]] = [
+    ("edit", _edit),
+    ("new-record", _new_record),
+    ("delete", _delete),
+    ("staged", _staged),
+    ("committed", _committed),
+    ("ignored", _ignored_record),
+    ("nested-repository", _nested_repository),
+    ("markdown", _markdown),
+]
+
+
+@pytest.mark.parametrize("name, change", CHANGES, ids=[n for n, _ in CHANGES])
+def test_asking_git_finds_what_a_full_build_finds(repo: Repo, tmp_path: Path, name, change):
+    committed(repo)
+    assert same_as_full(repo, tmp_path) is None  # the first build: in full
+    assert same_as_full(repo, tmp_path) == "git"  # nothing changed, and git said so
+    change(repo)
+    assert same_as_full(repo, tmp_path) == "git"
+    assert same_as_full(repo, tmp_path) == "git"  # and again, with nothing changed since
+
+
+def test_an_edit_reverted_and_a_checkout_are_seen(repo: Repo, tmp_path: Path):
+    committed(repo)
+    build_index(repo.root, repo.db_path)
+    packet = _packet(repo)
+    original = (repo.root / packet).read_bytes()
+    repo.edit(packet, notes="for a while")
+    assert same_as_full(repo, tmp_path) == "git"
+    (repo.root / packet).write_bytes(original)  # back as HEAD has it: git calls it clean
+    assert same_as_full(repo, tmp_path) == "git"
+    assert repo.load(packet).get("notes") != "for a while"
+    first = git(repo.root, "rev-parse", "HEAD").strip()
+    _committed(repo)
+    _new_record(repo)
+    commit(repo.root, "another")
+    assert same_as_full(repo, tmp_path) == "git"
+    git(repo.root, "checkout", "-q", first)  # HEAD moves back: the difference is looked at
+    assert same_as_full(repo, tmp_path) == "git"
+
+
+def test_git_is_not_asked_where_it_cannot_answer_for_every_file(repo: Repo, tmp_path: Path):
+    assert work_tree_state(repo.root) is None  # not a work tree: the walk
+    committed(repo)
+    build_index(repo.root, repo.db_path)
+    git(repo.root, "update-index", "--assume-unchanged", _packet(repo))
+    assert looks_away(repo.root) is True
+    repo.edit(_packet(repo), notes="git was told to look away")
+    assert same_as_full(repo, tmp_path) == "walk"  # the edit is still found
+    git(repo.root, "update-index", "--no-assume-unchanged", _packet(repo))
+    assert looks_away(repo.root) is False
+
+
+def test_a_repository_below_the_top_of_the_work_tree(tmp_path: Path, generated_template: Path):
+    top = tmp_path / "work"
+    root = top / "labnote"
+    shutil.copytree(generated_template, root)
+    (top / "README.md").write_text("elsewhere\n")
+    repo = committed(Repo(top, tmp_path / "unused.db"))
+    inner = Repo(root, tmp_path / "index.db")
+    build_index(inner.root, inner.db_path)
+    state = work_tree_state(inner.root)
+    assert state is not None and state.dirty == ()
+    (top / "README.md").write_text("changed, outside the repository\n")
+    _edit(inner)
+    state = work_tree_state(inner.root)
+    assert state is not None and state.dirty == (_packet(inner),)  # relative to it, its own
+    assert same_as_full(inner, tmp_path) == "git"
+    assert repo.root == top
+
+
+def test_what_git_said_is_kept_with_what_changed_during_the_build(repo: Repo):
+    committed(repo)
+    build_index(repo.root, repo.db_path)
+    row = sqlite_utils.Database(repo.db_path)["build_info"].get("work_tree")["value"]
+    head, dirty, _ = json.loads(row)
+    assert head == git(repo.root, "rev-parse", "HEAD").strip() and dirty == []
+
+
+def test_a_file_changed_as_the_build_ran_is_looked_at_next_time(repo: Repo):
+    """A file changed after git was asked and before (or as) it was read may
+    have been read in either state: it is kept among the paths to look at."""
+    from labnote_index.index.changed import record_state
+
+    committed(repo)
+    build_index(repo.root, repo.db_path)
+    state = work_tree_state(repo.root)
+    assert state is not None and state.dirty == ()
+    packet = _packet(repo)
+    db = sqlite_utils.Database(repo.db_path)
+    mtime = db.execute("SELECT mtime_ns FROM files WHERE path = ?", [packet]).fetchone()[0]
+    old = db.execute("SELECT max(mtime_ns) FROM files WHERE path != ?", [packet]).fetchone()[0]
+    later = max(mtime, old) + 10_000_000_000  # ten seconds after every file's time
+    db.execute("UPDATE files SET mtime_ns = ? WHERE path = ?", [later, packet])
+    record_state(db, state, started_ns=later)
+    _, dirty, _ = json.loads(db["build_info"].get("work_tree")["value"])
+    assert dirty == [packet]  # changed as the build ran; the rest is older than the window
+    record_state(db, None, started_ns=later)
+    assert db["build_info"].count_where("key = 'work_tree'") == 0
