@@ -5,8 +5,12 @@ walked, every edge of a node is followed, a self-loop is a cycle of one."""
 from __future__ import annotations
 
 import pytest
+import sqlite_utils
 
+from labnote_index.api import build as build_index
 from labnote_index.index.cycles import on_cycles
+
+from .helpers import Repo
 
 
 def cycles(edges: list[tuple[str, str]]) -> list[list[str]]:
@@ -34,6 +38,8 @@ def test_every_edge_of_a_node_is_followed():
         ([("a", "a")], [["a"]]),  # a self-loop: a cycle of one
         ([("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")], [["a", "b", "c"]]),
         ([("a", "b"), ("b", "c"), ("c", "b")], [["b", "c"]]),  # back to a node below the start
+        # c reaches b, whose walk is over (b is a component of its own): not c's cycle.
+        ([("a", "b"), ("c", "b"), ("c", "d"), ("d", "c")], [["c", "d"]]),
         ([("a", "b"), ("b", "a"), ("b", "c"), ("c", "d"), ("d", "c")], [["a", "b"], ["c", "d"]]),
     ],
 )
@@ -46,3 +52,21 @@ def test_a_long_chain_needs_no_recursion():
     edges = [(str(i), str(i + 1)) for i in range(n)] + [(str(n), "0")]
     (component,) = on_cycles(edges)
     assert len(component) == n + 1
+
+
+def test_an_incremental_build_writes_each_cycle_once(repo: Repo):
+    """cycle_members is written anew each build: after an edit elsewhere, a
+    derivation cycle's members are listed once, as a full build lists them."""
+    first, second = repo.files("registry/packets/*/*.json")[:2]
+    a, b = repo.load(first)["packet_id"], repo.load(second)["packet_id"]
+    repo.edit(first, derivative_of=[b])
+    repo.edit(second, derivative_of=[a])
+    repo.index()
+    repo.edit(repo.files("registry/packets/*/*.json")[3], notes="elsewhere")
+    result = build_index(repo.root, repo.db_path)
+    assert result.incremental and result.rebuilt_because is None  # no second try in full
+    rows = sorted(
+        (r["relation"], r["node"])
+        for r in sqlite_utils.Database(repo.db_path)["cycle_members"].rows
+    )
+    assert rows == sorted([("derivative_of", first), ("derivative_of", second)])
