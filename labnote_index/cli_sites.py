@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from . import api
-from .command import Failed
+from .command import Failed, indexes_argument
 from .errors import NoIndex, NotAnIndex
 from .index.build import BuildResult
 
@@ -75,13 +75,7 @@ def serve_command(
 
 
 @click.command(name="publish")
-@click.argument(
-    "db_paths",
-    metavar="DB...",
-    nargs=-1,
-    required=True,
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-)
+@indexes_argument
 @click.option(
     "--out",
     required=True,
@@ -103,13 +97,7 @@ def publish_command(db_paths: tuple[Path, ...], out: Path) -> None:
 
 
 @click.command(name="merge")
-@click.argument(
-    "db_paths",
-    metavar="DB...",
-    nargs=-1,
-    required=True,
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-)
+@indexes_argument
 @click.option(
     "--db",
     "org_path",

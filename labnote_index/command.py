@@ -254,6 +254,15 @@ def run_build(
     return result
 
 
+# DB...: the indexes a command of many takes (publish, merge), each one that exists.
+indexes_argument = click.argument(
+    "db_paths",
+    metavar="DB...",
+    nargs=-1,
+    required=True,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+)
+
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 
 
