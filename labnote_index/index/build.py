@@ -21,6 +21,7 @@ import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -183,7 +184,13 @@ def build_index(
     # What git says of the work tree as the build starts (kept for the next one;
     # an index made for one check is never built on again, so it asks nothing).
     started_ns = time.time_ns()
-    work_tree = git_state(sandbox) if browsable and not files else None
+    asked: Future[WorkTreeState | None] | None = None
+    work_tree = None
+    if browsable and not files:
+        if incremental:  # what changed is asked of git first
+            work_tree = git_state(sandbox)
+        else:  # only kept for the next build: asked while this one walks and reads
+            asked = ThreadPoolExecutor(1).submit(git_state, sandbox)
     changes = None
     if incremental and work_tree is not None:
         try:
@@ -206,6 +213,7 @@ def build_index(
     )
     build.browsable, build.derived = browsable, derived
     build.changes, build.work_tree, build.started_ns = changes, work_tree, started_ns
+    build.asked = asked
     del found  # the build holds it, and lets it go once the files are read
     try:
         if incremental:
@@ -259,6 +267,7 @@ class _Build:
     browsable: bool = True
     derived: Derived | None = None
     work_tree: WorkTreeState | None = None  # what git said as the build started
+    asked: Future[WorkTreeState | None] | None = None  # or will say, asked then
     started_ns: int = 0
     # (to read again, removed) against the index, when already compared
     changes: tuple[Sequence[DiscoveredFile], list[str]] | None = None
@@ -340,6 +349,8 @@ class _Build:
             row = {"key": "contract", "value": json.dumps(governed)}
             db.table("build_info").insert(row, replace=True)
             # When, and from what: what a served page says of the index it shows.
+            if self.asked is not None:
+                self.work_tree, self.asked = self.asked.result(), None
             head = self.work_tree.head if self.work_tree else head_commit(self.sandbox.root)
             built = {"at": _now(), "commit": head}
             db.table("build_info").insert(
