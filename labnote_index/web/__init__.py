@@ -22,10 +22,10 @@ from markupsafe import Markup, escape
 from ..format.rules import RECORD_TYPES
 from ..index.schema import RECORD_TABLES
 from ..index.sql_views import FTS_COLUMNS
-from .dashboard import FIRST_TABLES, dashboard, headline, table_url_for
+from .dashboard import FIRST_TABLES, dashboard, table_url_for
 from .facets import CountedFacet
 from .links import built_info, is_index, page_urls
-from .pages import health, lineage_page, story_page
+from .pages import health, lineage_page, site_home, story_page
 from .state import state_of
 from .table import rows_and_columns
 
@@ -298,20 +298,8 @@ def extra_template_vars(database: str | None, datasette: Any, view_name: str) ->
             db = datasette.get_database(database)
             built = await built_info(db)
             home = await _home(datasette, database, db)
-        repositories = None
-        if view_name == "index":  # the site's home page: every index side by side
-            repositories = [
-                {
-                    "name": name,
-                    "url": datasette.urls.database(name),
-                    **await headline(datasette.get_database(name)),
-                }
-                for name in datasette.databases
-                if is_index(datasette, name)
-            ]
         return {
             "labnote_index": index,
-            "labnote_repositories": repositories,
             "labnote_built": built,
             "labnote_dashboard": home,
             "labnote_first_tables": FIRST_TABLES,
@@ -447,4 +435,5 @@ def register_routes():
         (r"^/(?P<database>[^/]+)/-/lineage$", lineage_page),
         (r"^/(?P<database>[^/]+)/-/story$", story_page),
         (r"^/-/health$", health),
+        (r"^/$", site_home),
     ]
