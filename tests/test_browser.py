@@ -224,6 +224,7 @@ def test_findings_open_errors_first(server: str, browser):
 
 
 PHONE_PAGES = {
+    "the site's home": ("/", "Databases"),
     "home": ("/sample", "What is broken"),
     "findings": ("/sample/findings", "findings"),
     "packets": ("/sample/packets", "packets"),
