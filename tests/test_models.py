@@ -1,4 +1,7 @@
-"""The pydantic models against the conformance fixtures and the packaged v1 schemas."""
+"""The pydantic models against the conformance fixtures and the packaged v1 schemas.
+
+Tests of: ``format/problem.py``.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Several repositories' indexes served together: side by side on the home page,
 asked all at once, and never resolved across one another.
 
-Tests of: ``web/serve.py``.
+Tests of: ``web/publish.py``, ``web/serve.py``.
 """
 
 from __future__ import annotations
