@@ -57,15 +57,22 @@ def test_a_long_chain_needs_no_recursion():
 def test_an_incremental_build_writes_each_cycle_once(repo: Repo):
     """cycle_members is written anew each build: after an edit elsewhere, a
     derivation cycle's members are listed once, as a full build lists them."""
-    first, second = repo.files("registry/packets/*/*.json")[:2]
+    first, second, third, fourth = repo.files("registry/packets/*/*.json")[:4]
     a, b = repo.load(first)["packet_id"], repo.load(second)["packet_id"]
+    c, d = repo.load(third)["packet_id"], repo.load(fourth)["packet_id"]
     repo.edit(first, derivative_of=[b])
     repo.edit(second, derivative_of=[a])
+    repo.edit(third, derivative_of=[d])  # a second cycle: both are kept
+    repo.edit(fourth, derivative_of=[c])
     repo.index()
-    repo.edit(repo.files("registry/packets/*/*.json")[3], notes="elsewhere")
+    repo.edit(repo.files("registry/packets/*/*.json")[5], notes="elsewhere")
     result = build_index(repo.root, repo.db_path)
     assert result.incremental and result.rebuilt_because is None  # no second try in full
     members = sqlite_utils.Database(repo.db_path)["cycle_members"].rows
     rows = sorted((r["relation"], r["node"], r["cycle"]) for r in members)
     # Numbered from 1 in each relationship (the cycle column tells two cycles apart).
-    assert rows == sorted([("derivative_of", first, 1), ("derivative_of", second, 1)])
+    (one,) = {r[2] for r in rows if r[1] == first}
+    assert sorted((r[0], r[1]) for r in rows) == sorted(
+        ("derivative_of", f) for f in (first, second, third, fourth)
+    )
+    assert {r[2] for r in rows} == {1, 2} and {r[2] for r in rows if r[1] == second} == {one}
