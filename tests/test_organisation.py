@@ -122,6 +122,10 @@ def test_merge_refuses_what_is_not_an_index_and_replaces_nothing_else(
     with pytest.raises(NotAnIndex):
         merge_indexes([("r", many[0])], mine)
     assert mine.read_bytes() == b"not an index, and not yours to replace"
+    before = many[1].read_bytes()
+    with pytest.raises(NotAnIndex, match="not an organisation index"):
+        merge_indexes([("r", many[0]), ("s", many[1])], many[1])  # a source as --db
+    assert many[1].read_bytes() == before
     with pytest.raises(NotAnIndex, match="one repository name"):
         merge_indexes([("r", many[0]), ("r", many[1])], tmp_path / "o.db")
     assert not (tmp_path / "o.db").exists()

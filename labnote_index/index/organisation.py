@@ -87,8 +87,15 @@ def merge_indexes(sources: Sequence[tuple[str, Path]], org_path: Path) -> MergeR
         check_index_path(Path(path), must_exist=True)
     result = MergeResult()
     org_path = Path(org_path)
-    # Never replaced unless it is a labnote index (an organisation's, or another).
-    start = org_path if check_index_path(org_path) and _is_organisation(org_path) else None
+    # Never replaced unless it is an organisation index (a repository's own
+    # index given as --db by mistake, one of the sources even, is refused).
+    start = None
+    if check_index_path(org_path):
+        if not _is_organisation(org_path):
+            raise NotAnIndex(
+                f"{org_path} is a repository's index, not an organisation index: give another --db"
+            )
+        start = org_path
     with atomic_database(org_path, start_from=start) as org:
         stored = _stored(org)
         for name in [n for n in stored if n not in names]:
