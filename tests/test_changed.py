@@ -192,3 +192,34 @@ def test_a_file_changed_as_the_build_ran_is_looked_at_next_time(repo: Repo):
     assert dirty == [packet]  # changed as the build ran; the rest is older than the window
     record_state(db, None, started_ns=later)
     assert db["build_info"].count_where("key = 'work_tree'") == 0
+
+
+def test_paths_named_are_found_as_the_walk_finds_them_and_once(repo: Repo):
+    """discover_named: what the walk finds of these paths, each once, however
+    they were named (a file twice, a file below a directory named too, a
+    directory below another), and nothing the walk would leave out."""
+    from labnote_index.read.discover import discover, discover_named
+
+    repo.write("notes/a.md", "[x](y.md)\n")
+    repo.write("notes/sub/b.md", "text\n")
+    repo.write(".hidden/c.md", "never walked\n")
+    repo.write("notes/notes.txt", "not listed: no .md, outside the registry\n")
+    walked = [f for f in discover(repo.root) if f.path.startswith(("notes/", ".hidden/"))]
+    named = discover_named(
+        repo.root,
+        [
+            "notes/a.md",
+            "notes/a.md",
+            "notes/sub/b.md",
+            ".hidden/c.md",
+            "notes/notes.txt",
+            "gone.md",
+        ],
+        ["notes/", "notes/sub/"],
+    )
+    assert list(named) == walked
+    assert [f.path for f in named] == ["notes/a.md", "notes/sub/b.md"]
+    packet = _packet(repo)
+    assert [f.path for f in discover_named(repo.root, [packet])] == [packet]
+    excluded = discover_named(repo.root, [packet], excluded=lambda p: p == "registry/packets")
+    assert list(excluded) == []

@@ -205,14 +205,18 @@ def discover_named(
     below each of ``directories`` ("x/"), walked. In path order."""
     found, root = FoundFiles(), os.path.realpath(repo)
     start: list[tuple[str, str, bool]] = []
-    for rel_dir in directories:
-        rel_dir = rel_dir.rstrip("/")
+    walked: list[str] = []  # each directory once, and what is below it by its walk only
+    for rel_dir in sorted(d.rstrip("/") + "/" for d in directories):
+        if not (walked and rel_dir.startswith(walked[-1])):
+            walked.append(rel_dir)
+    for rel_dir in (d[:-1] for d in walked):
         if _reachable(rel_dir, excluded, is_dir=True):
             in_registry = rel_dir == REGISTRY or rel_dir.startswith(REGISTRY + "/")
             start.append((os.path.join(repo, rel_dir), rel_dir + "/", in_registry))
     _walk(found, start, root, None, excluded)
-    for rel in files:
-        if not _reachable(rel, excluded, is_dir=False):
+    below = tuple(walked)
+    for rel in set(files):
+        if rel.startswith(below) or not _reachable(rel, excluded, is_dir=False):
             continue
         full = os.path.join(repo, rel)
         try:
