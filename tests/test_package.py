@@ -149,7 +149,9 @@ def test_a_published_deployment_runs_as_three_identical_replicas(installed: Path
         out,
         cwd=tmp_path,
     )
-    assert {p.name for p in out.iterdir()} == {"alpha.db", "beta.db", *DEPLOYMENT_FILES}
+    # The two indexes and their organisation index (the cross-repository queries').
+    served = {"alpha.db", "beta.db", "organisation.db"}
+    assert {p.name for p in out.iterdir()} == {*served, *DEPLOYMENT_FILES}
     # The Dockerfile's commands, not its image (no registry here to pull a base from).
     dockerfile = (out / "Dockerfile").read_text().splitlines()
     (install,) = [line[4:] for line in dockerfile if line.startswith("RUN ")]
@@ -229,10 +231,11 @@ def test_a_published_deployment_runs_as_three_identical_replicas(installed: Path
             pytest.fail(f"replicas disagree on {differing}: " + "\n".join(list(diff)[:12]))
         findings = json.loads(next(iter(by_path[paths[0]])))
         assert {f["repository"] for f in findings} == {"alpha", "beta"}
-        # The site's home (Datasette's own page, slow: not one of the loaded paths)
-        # is cached for as long as every other page.
-        status, headers, _ = _get(bases[1] + "/")
+        # The site's home (the plugin's own page, organisation.db among its
+        # databases) is cached for as long as every other page.
+        status, headers, home = _get(bases[1] + "/")
         assert status == 200 and "max-age=86400" in headers.get("cache-control", ""), headers
+        assert b'href="/organisation"' in home and b'href="/alpha"' in home
         status, headers, body = _get(bases[0] + "/-/health")
         assert json.loads(body) == {"ok": True, "indexes": {"alpha": "ok", "beta": "ok"}}
         assert headers.get("cache-control") == "no-store"
