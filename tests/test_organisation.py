@@ -112,6 +112,12 @@ def test_a_merge_is_incremental_and_drops_what_is_not_named(many: list[Path], tm
     changed = merge_indexes([sources[0], (sources[1][0], copy), sources[2]], org)
     assert changed.merged == [sources[1][0]] and len(changed.kept) == 2
     assert _merged(org, "findings", sources[1][0]) == _own(copy, "findings")
+    older = sqlite_utils.Database(org)  # an organisation index of another version
+    older.execute("UPDATE build_info SET value = '{\"format\": 0}' WHERE key = 'organisation'")
+    older.conn.commit()
+    older.close()
+    anew = merge_indexes(sources[:2], org)  # ours: made anew, every index copied
+    assert anew.merged == [name for name, _ in sources[:2]] and not anew.kept
 
 
 def test_merge_refuses_what_is_not_an_index_and_replaces_nothing_else(
@@ -140,7 +146,7 @@ def test_the_merge_command(many: list[Path], tmp_path: Path):
     again = CliRunner().invoke(cli, args)
     assert "none; 3 kept as they were" in again.stderr
     bad = CliRunner().invoke(cli, ["merge", str(tmp_path / "org.db"), "--db", str(org)])
-    assert bad.exit_code == 2 and "another version" in bad.stderr
+    assert bad.exit_code == 2 and "an organisation index, not a repository's" in bad.stderr
 
 
 def test_a_site_of_more_than_ten_answers_every_cross_repository_query(many: list[Path]):

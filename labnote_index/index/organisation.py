@@ -91,11 +91,12 @@ def merge_indexes(sources: Sequence[tuple[str, Path]], org_path: Path) -> MergeR
     # index given as --db by mistake, one of the sources even, is refused).
     start = None
     if check_index_path(org_path):
-        if not _is_organisation(org_path):
+        made = _organisation_format(org_path)
+        if made is None:
             raise NotAnIndex(
                 f"{org_path} is a repository's index, not an organisation index: give another --db"
             )
-        start = org_path
+        start = org_path if made == INDEX_FORMAT else None  # another version's: made anew
     with atomic_database(org_path, start_from=start) as org:
         stored = _stored(org)
         for name in [n for n in stored if n not in names]:
@@ -117,17 +118,16 @@ def merge_indexes(sources: Sequence[tuple[str, Path]], org_path: Path) -> MergeR
     return result
 
 
-def _is_organisation(path: Path) -> bool:
-    """Whether ``path`` holds an organisation index of this format (else: anew)."""
-    if not path.is_file():
-        return False
+def _organisation_format(path: Path) -> int | None:
+    """The index format of the organisation index at ``path``; None when it is
+    none (a repository's index, or a damaged file)."""
     try:
         db = sqlite_utils.Database(path)
         row = db.execute("SELECT value FROM build_info WHERE key = 'organisation'").fetchone()
         db.close()
-    except Exception:  # not one, or damaged: made anew
-        return False
-    return row is not None and json.loads(row[0]).get("format") == INDEX_FORMAT
+    except Exception:  # not one, or damaged
+        return None
+    return json.loads(row[0]).get("format") if row else None
 
 
 def _identity(path: Path) -> str:
@@ -170,6 +170,8 @@ def _copy(org: sqlite_utils.Database, name: str, path: Path, identity: str) -> N
     with _attached(org, path):
         row = org.execute("SELECT value FROM source.build_info WHERE key = 'settings'").fetchone()
         settings = json.loads(row[0]) if row else {}
+        if org.execute("SELECT 1 FROM source.build_info WHERE key = 'organisation'").fetchone():
+            raise NotAnIndex(f"{path}: an organisation index, not a repository's: merge those")
         if settings.get("format") != INDEX_FORMAT:
             raise NotAnIndex(f"{path}: built by another version of labnote-index: build it again")
         objects = org.execute(
