@@ -30,6 +30,7 @@ from .api import (
     findings,
     fix,
     lineage,
+    merge,
     open_index,
     orphans,
     publish,
@@ -62,11 +63,13 @@ from .errors import (
     WorkerError,
 )
 from .index.build import BuildResult
+from .index.organisation import MergeResult
 from .progress import Progress
 
 __all__ = [
     "Branch",
     "BuildResult",
+    "MergeResult",
     "Change",
     "CheckFileError",
     "ConfigError",
@@ -106,6 +109,7 @@ __all__ = [
     "findings",
     "fix",
     "lineage",
+    "merge",
     "open_index",
     "orphans",
     "publish",

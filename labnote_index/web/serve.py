@@ -38,7 +38,8 @@ def load_metadata(*databases: str) -> dict[str, Any]:
     if len(names) > 1:
         metadata["databases"][ORGANISATION] = {
             "title": "Every repository",
-            "description": "Each repository's rows under its name (index/organisation.py).",
+            "description": "Every served repository's rows, each under its name "
+            "(an organisation index, as labnote-index merge makes).",
             "queries": organisation_queries(),
         }
     return metadata
