@@ -89,6 +89,12 @@ def _nested_repository(repo: Repo) -> None:
     (nested / "notes.md").write_text("[a link](missing.md)\n")  # git does not look inside
 
 
+def _nested_repository_removed(repo: Repo) -> None:
+    _nested_repository(repo)
+    build_index(repo.root, repo.db_path)  # git names the directory: it is walked
+    shutil.rmtree(repo.root / "docs" / "vendored")  # and then it is gone
+
+
 def _markdown(repo: Repo) -> None:
     repo.write("docs/guide.md", "[the registry](../registry/README.md) [gone](nowhere.md)\n")
 
@@ -101,6 +107,7 @@ CHANGES: list[tuple[str, Callable[[Repo], None]]] = [
     ("committed", _committed),
     ("ignored", _ignored_record),
     ("nested-repository", _nested_repository),
+    ("nested-repository-removed", _nested_repository_removed),
     ("markdown", _markdown),
 ]
 

@@ -210,6 +210,11 @@ def discover_named(
         if not (walked and rel_dir.startswith(walked[-1])):
             walked.append(rel_dir)
     for rel_dir in (d[:-1] for d in walked):
+        try:  # one gone since (or no longer a directory) is not walked: it is not there
+            if not stat.S_ISDIR(os.lstat(os.path.join(repo, rel_dir)).st_mode):
+                continue
+        except OSError:
+            continue
         if _reachable(rel_dir, excluded, is_dir=True):
             in_registry = rel_dir == REGISTRY or rel_dir.startswith(REGISTRY + "/")
             start.append((os.path.join(repo, rel_dir), rel_dir + "/", in_registry))
