@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -131,15 +130,11 @@ def _organisation_format(path: Path) -> int | None:
 
 
 def _identity(path: Path) -> str:
-    """What tells that an index is the one merged before: its build's own mark
-    (build_info 'written', the file's device and inode) and its size and time."""
+    """What tells that an index is the one merged before: the file itself (its
+    device and inode, which a build's rename into place changes) and its size
+    and time."""
     st = os.stat(path)
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        row = conn.execute("SELECT value FROM build_info WHERE key = 'written'").fetchone()
-    finally:
-        conn.close()
-    return json.dumps([row[0] if row else None, st.st_size, st.st_mtime_ns])
+    return json.dumps([st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns])
 
 
 def _stored(org: sqlite_utils.Database) -> dict[str, str]:
