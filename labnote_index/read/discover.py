@@ -216,8 +216,7 @@ def discover_named(
         except OSError:
             continue
         if _reachable(rel_dir, excluded, is_dir=True):
-            in_registry = rel_dir == REGISTRY or rel_dir.startswith(REGISTRY + "/")
-            start.append((os.path.join(repo, rel_dir), rel_dir + "/", in_registry))
+            start.append((os.path.join(repo, rel_dir), rel_dir + "/", _in_registry(rel_dir)))
     _walk(found, start, root, None, excluded)
     below = tuple(walked)
     for rel in set(files):
@@ -231,11 +230,14 @@ def discover_named(
         if stat.S_ISDIR(st.st_mode):
             continue
         rel_top, _, name = rel.rpartition("/")
-        in_registry = rel_top == REGISTRY or rel_top.startswith(REGISTRY + "/")
-        _entry(
-            found, _Named(full, name, st), rel_top + "/" if rel_top else "", in_registry, root, None
-        )
+        named = _Named(full, name, st)
+        _entry(found, named, rel_top + "/" if rel_top else "", _in_registry(rel_top), root, None)
     return found.sorted()
+
+
+def _in_registry(rel_dir: str) -> bool:
+    """Whether a directory is the registry or lies in it (as the walk marks it)."""
+    return rel_dir == REGISTRY or rel_dir.startswith(REGISTRY + "/")
 
 
 def _reachable(rel: str, excluded: Callable[[str], bool] | None, is_dir: bool) -> bool:
