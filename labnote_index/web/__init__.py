@@ -26,7 +26,7 @@ from .dashboard import FIRST_TABLES, dashboard, table_url_for
 from .facets import CountedFacet
 from .links import built_info, is_index, page_urls
 from .pages import health, lineage_page, site_home, story_page
-from .state import state_of
+from .state import once_per_index, state_of
 from .table import rows_and_columns
 
 LINKED_TABLES = {"records", *RECORD_TABLES}
@@ -310,17 +310,10 @@ def extra_template_vars(database: str | None, datasette: Any, view_name: str) ->
 
 
 async def _home(datasette: Any, name: str, db: Any) -> dict[str, Any]:
-    # The dashboard of each immutable index, worked out once while a server runs
-    # (its counts cannot change; a rebuilt index served by --watch is a new
-    # Database, so its dashboard is worked out anew).
     kept = state_of(datasette).dashboards
-    held = kept.get(name)
-    if held is not None and held[0] is db:
-        return held[1]
-    home = await dashboard(db, table_url_for(datasette, name))
-    if not db.is_mutable:
-        kept[name] = (db, home)
-    return home
+    return await once_per_index(
+        kept, name, db, lambda: dashboard(db, table_url_for(datasette, name))
+    )
 
 
 @hookimpl

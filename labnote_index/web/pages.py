@@ -10,6 +10,7 @@ import base64
 import hashlib
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 from urllib.parse import quote
 
@@ -24,7 +25,7 @@ from ..text import parent_dir
 from .dashboard import headline
 from .graph import lineage_svg
 from .links import is_index, lineage_url, page_url
-from .state import state_of
+from .state import once_per_index, state_of
 
 # On a page that draws repository data, no script runs but Datasette's own
 # inline ones, allowed by their hashes (record text is escaped, so it can never
@@ -152,10 +153,8 @@ async def site_home(datasette: Any, request: Any) -> Response:
     for name, db in datasette.databases.items():
         if not is_index(datasette, name):
             continue
-        held = kept.get(name)
-        if held is None or held[0] is not db:  # an index taken up by --watch is counted anew
-            held = kept[name] = (db, await headline(db))
-        repositories.append({"name": name, "url": datasette.urls.database(name), **held[1]})
+        line = await once_per_index(kept, name, db, partial(headline, db))
+        repositories.append({"name": name, "url": datasette.urls.database(name), **line})
     databases = [
         {"name": name, "url": datasette.urls.database(name), "tables": len(await db.table_names())}
         for name, db in datasette.databases.items()

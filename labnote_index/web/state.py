@@ -7,8 +7,9 @@ Held by a weak reference, so that a Datasette let go takes its state with it.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 
 @dataclass
@@ -36,3 +37,23 @@ def state_of(datasette: Any) -> ServerState:
     if state is None:
         state = _STATES[datasette] = ServerState()
     return state
+
+
+T = TypeVar("T")
+
+
+async def once_per_index(
+    kept: dict[str, tuple[Any, Any]], name: str, db: Any, make: Callable[[], Awaitable[T]]
+) -> T:
+    """What ``make`` works out of database ``name``, worked out once while a server
+    runs where the database is immutable (its counts cannot change; a rebuilt
+    index taken up by --watch is a new Database, so it is worked out anew), and
+    on every call where it is mutable."""
+    held = kept.get(name)
+    if held is not None and held[0] is db:
+        made: T = held[1]
+        return made
+    made = await make()
+    if not db.is_mutable:
+        kept[name] = (db, made)
+    return made
