@@ -208,9 +208,18 @@ def test_the_home_page_answers_what_is_broken_and_waiting(server: str, browser, 
         page.click("text=reference_unresolved")
     assert "/sample/findings?" in page.url and "check=reference_unresolved" in page.url
     assert page.locator("table.rows-and-columns tbody tr").count() == 1
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(server + "/sample")
     assert page.locator("svg.labnote-chart rect").count() > 3  # the activity chart
     page.screenshot(path=str(tmp_path / "home.png"))
+    # The SQL box is Datasette's editor (its scripts run under the page's CSP),
+    # and running it is Datasette's query page at the same address.
+    page.wait_for_selector(".CodeMirror")
+    with page.expect_navigation():
+        page.click("input[value='Run SQL']")
+    assert "?sql=" in page.url and page.locator("table.rows-and-columns tbody tr").count() == 8
+    assert errors == []
     page.close()
 
 

@@ -430,6 +430,38 @@ def test_a_validation_check_is_declared_once():
         _validation_checks('[x]\nseverity = "error"\nprotects = "a"\n', set())
 
 
+def test_a_validation_checks_declaration_is_read_whole():
+    """What validation.toml gives becomes the check's header: every field, its
+    kinds (a list), record scope unless it says otherwise, the generic query
+    with the check's own id as its parameter, and where it came from."""
+    declared = (
+        '[b_check]\nseverity = "warning"\nprotects = "p"\nrepair = "r"\nreported = "x"\n'
+        'passes = "y"\nrecord_problems = ["missing", "type"]\n'
+        '[a_check]\nseverity = "error"\nprotects = "p2"\nrepair = "r2"\nscope = "global"\n'
+        'handoff_problems = ["handoff_status"]\n'
+    )
+    b, a = _validation_checks(declared, {"other"})
+    assert (b.id, b.severity, b.protects, b.repair, b.scope) == (
+        "b_check",
+        "warning",
+        "p",
+        "r",
+        "record",
+    )
+    assert (b.reported, b.passes, b.reports) == (
+        "x",
+        "y",
+        (("missing", "record"), ("type", "record")),
+    )
+    assert (a.id, a.scope, a.reports) == ("a_check", "global", (("handoff_status", "handoff"),))
+    assert b.params == (("check", "b_check"),) and a.params == (("check", "a_check"),)
+    assert b.source == "checks/validation.toml [b_check], query checks/generic/validation.sql"
+    assert "validation_problems" in b.sql and b.sql.startswith("-- check: b_check\n")
+    with pytest.raises(CheckFileError) as raised:
+        _validation_checks('[x]\nseverity = "error"\nsql = "1"\nquery = "2"\n', set())
+    assert str(raised.value) == "x: validation.toml gives query, sql"
+
+
 def test_cycles_report_every_member_once(repo: Repo):
     thread = _thread(repo, 3)
     _reply_cycle(repo)
@@ -437,11 +469,67 @@ def test_cycles_report_every_member_once(repo: Repo):
     assert sorted(f["file"] for f in found) == sorted(thread)
 
 
+HEADER = "-- check: x\n-- severity: error\n-- protects: a\n-- repair: b\n"
+
+
 def test_a_check_file_with_a_wrong_header_is_refused():
-    with pytest.raises(CheckFileError):
-        parse_check("x", "-- check: y\n-- severity: error\n-- protects: a\n-- repair: b\nSELECT 1")
-    with pytest.raises(CheckFileError):
-        parse_check("x", "-- check: x\n-- severity: fatal\n-- protects: a\n-- repair: b\nSELECT 1")
+    refused = {
+        "-- check: y\n-- severity: error\n-- protects: a\n-- repair: b\n": (
+            "x: header names check 'y'"
+        ),
+        HEADER.replace("error", "fatal"): "x: severity must be one of ('error', 'warning', 'off')",
+        HEADER + "-- scope: file\n": "x: scope must be one of ('record', 'global')",
+        "-- check: x\n-- severity: error\n": "x: header lacks protects, repair",
+        # The header ends at the first line of SQL: a header line after it is SQL's.
+        "-- check: x\n-- severity: error\nSELECT 1\n-- protects: a\n-- repair: b\n": (
+            "x: header lacks protects, repair"
+        ),
+    }
+    for text, message in refused.items():
+        with pytest.raises(CheckFileError) as raised:
+            parse_check("x", text + "SELECT 1")
+        assert str(raised.value) == message, text
+
+
+def test_a_check_files_header_is_read_whole():
+    """Every field, a header line continued on the next (joined by a space), the
+    kinds it reports listed with commas or spaces, blank lines and other comments
+    inside the header, and the defaults of what it leaves out."""
+    text = (
+        HEADER
+        + "-- repair: and c\n\n-- a comment of the file's own\n"
+        + "-- scope:   record  \n-- fix: renames it\n-- reported: one\n-- passes: two\n"
+        + "-- record_problems: missing, pattern type\n-- handoff_problems: handoff_status\n"
+        + "SELECT 1 AS a\n"
+    )
+    check = parse_check("x", text)
+    assert (check.id, check.severity, check.protects, check.repair) == (
+        "x",
+        "error",
+        "a",
+        "b and c",
+    )
+    assert (check.scope, check.fix, check.reported, check.passes) == (
+        "record",
+        "renames it",
+        "one",
+        "two",
+    )
+    assert check.reports == (
+        ("missing", "record"),
+        ("pattern", "record"),
+        ("type", "record"),
+        ("handoff_status", "handoff"),
+    )
+    assert check.sql == text
+    plain = parse_check("x", HEADER + "SELECT 1")
+    assert (plain.scope, plain.fix, plain.reports, plain.reported, plain.passes) == (
+        "global",
+        None,
+        (),
+        "",
+        "",
+    )
 
 
 def test_run_checks_rewrites_findings(repo: Repo):

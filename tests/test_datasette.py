@@ -922,3 +922,80 @@ def test_a_story_page_is_titled_as_a_story(index: Path):
     assert "<title>Story of packet 20260903-maria-ops-retention-question</title>" in page.text
     (lineage,) = fetch(index, "/sample/-/lineage?node=20260903-maria-ops-retention-question")
     assert "<title>Lineage of packet 20260903-maria-ops-retention-question</title>" in lineage.text
+
+
+def _home_pages(datasette: Any, *requests: tuple[str, dict[str, str]]) -> list[Any]:
+    async def run() -> list[Any]:
+        await datasette.invoke_startup()
+        return [await datasette.client.get(path, cookies=cookies) for path, cookies in requests]
+
+    return asyncio.run(run())
+
+
+def test_an_index_address_is_the_plugins_home_and_with_a_query_datasettes_page(index: Path):
+    """A bare /DB is the plugin's home (its dashboard, the tables, the SQL box, a
+    CSP); with a query it is Datasette's own: ?sql= runs the SQL, ?_show_hidden=1
+    lists every table, hidden ones too, with when the index was built."""
+    home, query, listing, json_page = fetch(
+        index,
+        "/sample",
+        "/sample?sql=select+count(*)+as+n+from+packets",
+        "/sample?_show_hidden=1",
+        "/sample.json",
+    )
+    assert home.status_code == 200 and "labnote-dashboard" in home.text
+    assert "script-src 'self' 'sha256-" in home.headers["content-security-policy"]
+    assert 'href="/sample?_show_hidden=1"' in home.text and 'name="sql"' in home.text
+    assert 'rel="alternate"' in home.headers["link"] and "/sample.json" in home.headers["link"]
+    assert "labnote-built" in home.text and "Datasette v0." in home.text
+    assert query.status_code == 200 and "labnote-dashboard" not in query.text
+    assert "content-security-policy" not in query.headers and ">n<" in query.text
+    assert listing.status_code == 200 and "labnote-dashboard" not in listing.text
+    assert "(hidden)" in listing.text and "labnote-built" in listing.text
+    assert json_page.status_code == 200 and json_page.json()["database"] == "sample"
+
+
+def test_an_index_home_lists_only_what_its_reader_may_see(index: Path, tmp_path: Path):
+    """A table, view or query an actor may not see is not on its home page; what
+    each actor sees is kept apart (root sees what the anonymous reader does not);
+    a database the reader may not see is a 403."""
+    from datasette.app import Datasette
+
+    metadata = load_metadata("sample")
+    tables = metadata["databases"]["sample"].setdefault("tables", {})
+    tables["visits"] = {**tables.get("visits", {}), "allow": {"id": "root"}}
+    tables["reply_chains"] = {"allow": {"id": "root"}}  # a view
+    queries = metadata["databases"]["sample"]["queries"]
+    queries["reply_thread"] = {**queries["reply_thread"], "allow": {"id": "root"}}
+    datasette = Datasette(immutables=[str(index)], metadata=metadata)
+    root = {"ds_actor": datasette.sign({"a": {"id": "root"}}, "actor")}
+    anonymous, rooted, again = _home_pages(
+        datasette, ("/sample", {}), ("/sample", root), ("/sample", {})
+    )
+    visits, thread, view = (
+        'href="/sample/visits"',
+        'href="/sample/reply_thread"',
+        'href="/sample/reply_chains"',
+    )
+    assert anonymous.status_code == rooted.status_code == 200
+    assert visits not in anonymous.text and thread not in anonymous.text
+    assert view not in anonymous.text and 'href="/sample/packets"' in anonymous.text
+    assert visits in rooted.text and thread in rooted.text and view in rooted.text
+    assert again.text == anonymous.text
+
+    metadata["databases"]["sample"]["allow"] = {"id": "root"}
+    closed = Datasette(immutables=[str(index)], metadata=metadata)
+    root = {"ds_actor": closed.sign({"a": {"id": "root"}}, "actor")}
+    denied, allowed = _home_pages(closed, ("/sample", {}), ("/sample", root))
+    assert denied.status_code == 403 and "labnote-dashboard" not in denied.text
+    assert allowed.status_code == 200 and "labnote-dashboard" in allowed.text
+
+
+def test_the_home_of_a_database_that_is_not_an_index_is_datasettes(tmp_path: Path):
+    from datasette.app import Datasette
+
+    other = tmp_path / "other.db"
+    sqlite_utils.Database(other)["notes"].insert({"x": 1})
+    home, plugin_page = _home_pages(Datasette([str(other)]), ("/other", {}), ("/other/-/home", {}))
+    assert home.status_code == 200 and "notes" in home.text
+    assert "labnote-dashboard" not in home.text and plugin_page.status_code == 404

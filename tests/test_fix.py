@@ -10,6 +10,7 @@ Tests of: ``repair/repairs.py``, ``checks/json_strict.py``,
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -103,6 +104,14 @@ def test_every_fix_is_planned_beside_its_check():
     plain = api_check_named("duplicate_id")
     with pytest.raises(CheckFileError, match="its header does not describe"):
         _with_fix(plain, True, "labnote_index.checks")
+    # Read afresh (the catalogue is read once a process, so its copy says nothing
+    # of a change to _with_fix made since): the module is named, the source too.
+    bare = dataclasses.replace(described, fixer="", source="checks/location_filename.sql")
+    joined = _with_fix(bare, True, "some.package")
+    assert joined.fixer == "some.package.location_filename"
+    assert joined.source == "checks/location_filename.sql, fix checks/location_filename.py"
+    assert dataclasses.replace(joined, fixer="", source=bare.source) == bare
+    assert _with_fix(plain, False, "some.package") is plain
 
 
 def test_dry_run_writes_nothing_and_shows_each_change(repo: Repo, planted: dict[str, str]):

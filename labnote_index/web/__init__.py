@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -22,11 +23,10 @@ from markupsafe import Markup, escape
 from ..format.rules import RECORD_TYPES
 from ..index.schema import RECORD_TABLES
 from ..index.sql_views import FTS_COLUMNS
-from .dashboard import FIRST_TABLES, dashboard, table_url_for
 from .facets import CountedFacet
 from .links import built_info, is_index, page_urls
-from .pages import health, lineage_page, site_home, story_page
-from .state import once_per_index, state_of
+from .pages import database_home, health, lineage_page, site_home, story_page
+from .state import state_of
 from .table import rows_and_columns
 
 LINKED_TABLES = {"records", *RECORD_TABLES}
@@ -201,6 +201,22 @@ def _search_redirect(datasette: Any, page: tuple[str, str] | None, pairs: Pairs)
     return None
 
 
+def _index_home(datasette: Any, scope: dict, query: bytes) -> str | None:
+    """The path of the plugin's home page of an index when ``scope`` asks for the
+    index's own address with no query (with one, ``?sql=`` and the rest, it is
+    Datasette's database page)."""
+    raw = scope.get("raw_path") or scope.get("path", "").encode("utf-8")
+    match = re.fullmatch(rb"/([^/.]+)", raw)
+    if query or match is None:
+        return None
+    route = match.group(1).decode("ascii", "replace")
+    try:
+        name = datasette.get_database(route=tilde_decode(route)).name
+    except KeyError:
+        return None
+    return f"/{route}/-/home" if is_index(datasette, name) else None
+
+
 def _cached(send: Any, ttl: int) -> Any:
     """``send``, with the Cache-Control every other page has added to a page that
     lacks one (Datasette's own home page, ``/``): the index never changes under
@@ -234,6 +250,9 @@ def asgi_wrapper(datasette: Any):
                 if target is not None:
                     await Response.redirect(target).asgi_send(send)
                     return
+                home = _index_home(datasette, scope, query)
+                if home is not None:
+                    scope = dict(scope, path=home, raw_path=home.encode("ascii"))
                 kept = _kept_pairs(page, pairs)
                 if kept != pairs:
                     scope = dict(scope, query_string=urlencode(kept).encode("latin-1"))
@@ -289,31 +308,20 @@ def register_facet_classes() -> list[type]:
 @hookimpl
 def extra_template_vars(database: str | None, datasette: Any, view_name: str) -> Any:
     """Whether the page's database is an index, the table renderer, and on a
-    database page the dashboard and when and from what the index was built."""
+    database page when and from what the index was built."""
 
     async def template_vars() -> dict[str, Any]:
         index = database is not None and is_index(datasette, database)
-        built = home = None
+        built = None
         if index and database is not None and view_name == "database":
-            db = datasette.get_database(database)
-            built = await built_info(db)
-            home = await _home(datasette, database, db)
+            built = await built_info(datasette.get_database(database))
         return {
             "labnote_index": index,
             "labnote_built": built,
-            "labnote_dashboard": home,
-            "labnote_first_tables": FIRST_TABLES,
             "rows_and_columns": functools.partial(rows_and_columns, datasette.urls.path),
         }
 
     return template_vars
-
-
-async def _home(datasette: Any, name: str, db: Any) -> dict[str, Any]:
-    kept = state_of(datasette).dashboards
-    return await once_per_index(
-        kept, name, db, lambda: dashboard(db, table_url_for(datasette, name))
-    )
 
 
 @hookimpl
@@ -423,10 +431,12 @@ def extra_css_urls(database: str | None, datasette: Any) -> list[str]:
 
 @hookimpl
 def register_routes():
-    """The lineage and story pages, and the health check (pages.py)."""
+    """The lineage and story pages, an index's home page (a bare ``/DB``, sent
+    there by asgi_wrapper), the site's home and the health check (pages.py)."""
     return [
         (r"^/(?P<database>[^/]+)/-/lineage$", lineage_page),
         (r"^/(?P<database>[^/]+)/-/story$", story_page),
+        (r"^/(?P<database>[^/]+)/-/home$", database_home),
         (r"^/-/health$", health),
         (r"^/$", site_home),
     ]

@@ -22,6 +22,9 @@ class ServerState:
     facet_counts: dict[tuple, list[tuple]] = field(default_factory=dict)
     # database -> (the Database it was worked out for, its dashboard).
     dashboards: dict[str, tuple[Any, dict[str, Any]]] = field(default_factory=dict)
+    # database and actor -> (the Database, what the actor may see of it: tables,
+    # views, queries), for an index's home page.
+    listings: dict[str, tuple[Any, dict[str, Any]]] = field(default_factory=dict)
     # database -> (the Database it was worked out for, its line on the site's home).
     headlines: dict[str, tuple[Any, dict[str, int]]] = field(default_factory=dict)
     # database -> what lets go of its pinned index file.
