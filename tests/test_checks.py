@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from labnote_index.checks.catalogue import (
     CheckFileError,
     _validation_checks,
+    fails,
     load_checks,
     parse_check,
     run_checks,
@@ -489,6 +490,13 @@ def test_a_check_file_with_a_wrong_header_is_refused():
         with pytest.raises(CheckFileError) as raised:
             parse_check("x", text + "SELECT 1")
         assert str(raised.value) == message, text
+
+
+def test_a_run_fails_at_or_above_its_level_only():
+    error, warning = {"severity": "error"}, {"severity": "warning"}
+    assert fails([error], "error") and fails([warning, error], "error")
+    assert not fails([warning], "error") and not fails([], "warning")
+    assert fails([warning], "warning") and fails([error], "warning")
 
 
 def test_a_check_files_header_is_read_whole():

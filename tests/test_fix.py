@@ -18,6 +18,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import sqlite_utils
 from click.testing import CliRunner
 
 import labnote_index as li
@@ -440,3 +441,34 @@ def test_a_record_is_not_moved_on_a_date_in_dispute(repo: Repo):
     moved = repo.move(packet, packet.replace("/2025/", "/1999/"))
     result = li.fix(repo.root, apply=True, checks=["location_year_dir"])
     assert [r.file for r in result.plan.repairs] == [moved]
+
+
+def test_location_year_dir_plans_each_of_its_findings_once(tmp_path: Path):
+    """Over an index holding only what its query reads: every disputed record is
+    refused (not only the first), one outside a year directory is refused as
+    such, each refusal named as the check's, a finding reported twice planned
+    once, and the rest moved to created_at's year."""
+    from labnote_index.checks import location_year_dir
+
+    db = sqlite_utils.Database(tmp_path / "index.db")
+    records = [
+        ("registry/packets/2024/20250101-a-disputed.json", "2024-01-01T00:00:00Z"),
+        ("registry/packets/2024/20250102-a-disputed.json", "2024-01-02T00:00:00Z"),
+        ("registry/packets/20260101-a-flat.json", "2026-01-01T00:00:00Z"),
+        ("registry/packets/2025/20260102-a-moved.json", "2026-01-02T00:00:00Z"),
+    ]
+    db["records"].insert_all({"file": f, "created_at": c} for f, c in records)
+    findings = [(f, "location_year_dir") for f, _ in records]
+    findings += [(records[3][0], "location_year_dir")]  # reported twice
+    findings += [(records[0][0], "location_id_date"), (records[1][0], "location_id_date")]
+    db["findings"].insert_all({"file": f, "check": c} for f, c in findings)
+    planned = list(location_year_dir.plan(db, tmp_path))
+    assert [(type(p).__name__, p.check, p.file) for p in planned] == [
+        ("Refusal", "location_year_dir", records[0][0]),
+        ("Refusal", "location_year_dir", records[1][0]),
+        ("Repair", "location_year_dir", records[3][0]),
+        ("Refusal", "location_year_dir", records[2][0]),
+    ]
+    assert "location_id_date" in planned[1].reason
+    assert planned[2].final == "registry/packets/2026/20260102-a-moved.json"
+    assert planned[3].reason == "not in a year directory: move it by hand"

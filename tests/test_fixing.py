@@ -52,3 +52,31 @@ def test_a_planner_never_reads_through_a_symlink(tmp_path: Path):
     (repo / "dir").mkdir()
     with pytest.raises(OSError):
         read_file(repo, "dir")  # not a regular file
+
+
+def test_a_repair_describes_its_moves_its_diff_and_what_it_left():
+    """Moves of the files it takes along first, its own move, the diff from its
+    content now (undecodable bytes shown, never raised on) to the new, then what
+    it left and why; a control character of a name is shown escaped."""
+    repair = Repair(
+        "legacy_spelling",
+        "registry/a\x1b.json",
+        "registry/b.json",
+        content=b'{"x": 2}\n',
+        before=b'{"x": 1}\xff\n',
+        also=[("artifacts/a.md", "artifacts/b.md")],
+        notes=["the date was kept"],
+    )
+    assert repair.describe().splitlines() == [
+        "rename artifacts/a.md -> artifacts/b.md",
+        "rename registry/a\\x1b.json -> registry/b.json",
+        "--- a/registry/a\\x1b.json",
+        "+++ b/registry/b.json",
+        "@@ -1 +1 @@",
+        '-{"x": 1}\ufffd',
+        '+{"x": 2}',
+        "left: the date was kept",
+    ]
+    unmoved = Repair("json_strict", "registry/c.json", "registry/c.json", content=b"{}\n")
+    assert unmoved.describe() == "--- a/registry/c.json\n+++ b/registry/c.json\n@@ -0,0 +1 @@\n+{}"
+    assert Repair("x", "f", "f").describe() == ""
