@@ -237,6 +237,9 @@ PHONE_PAGES = {
     "home": ("/sample", "What is broken"),
     "findings": ("/sample/findings", "findings"),
     "packets": ("/sample/packets", "packets"),
+    # Their "show all columns" action names many hidden columns: a long menu.
+    "handoff packets": ("/sample/handoff_packets", "handoff_packets"),
+    "input packets": ("/sample/input_packets", "input_packets"),
     "a row": (
         "/sample/packets/registry~2Fpackets~2F2026~2F20260903-maria-ops-retention-question~2Ejson",
         "packet_id",
