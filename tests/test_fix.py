@@ -472,3 +472,67 @@ def test_location_year_dir_plans_each_of_its_findings_once(tmp_path: Path):
     assert "location_id_date" in planned[1].reason
     assert planned[2].final == "registry/packets/2026/20260102-a-moved.json"
     assert planned[3].reason == "not in a year directory: move it by hand"
+
+
+def test_lifecycle_bucket_plans_each_of_its_findings(tmp_path: Path):
+    """Over an index holding only what its query reads: a record outside its
+    type's directory, or not four parts deep, is refused (each one, not only the
+    first); an artifact whose bucket's place is taken is refused; the rest move
+    with their artifact (a nested path keeps its inside) or without one."""
+    from labnote_index.checks import lifecycle_bucket
+
+    db = sqlite_utils.Database(tmp_path / "index.db")
+    db["record_types"].insert(
+        {
+            "record_type": "message",
+            "directory": "messages",
+            "artifact_prefix": "messages/{bucket}/",
+            "artifact_field": "path",
+        }
+    )
+    db["status_buckets"].insert(
+        {"record_type": "message", "status": "answered", "bucket": "answered"}
+    )
+    records = {
+        "registry/messages/open/deep/a.json": None,  # five parts
+        "registry/other/open/b.json": None,  # another type's directory
+        "registry/messages/open/c.json": "messages/open/c.md",  # its place is taken
+        "registry/messages/open/d.json": "messages/open/sub/d.md",
+        "registry/messages/open/e.json": None,  # no artifact
+    }
+    for file, artifact in records.items():
+        db["records"].insert(
+            {
+                "file": file,
+                "record_type": "message",
+                "status": "answered",
+                "artifact_path": artifact,
+            }
+        )
+        db["findings"].insert({"file": file, "check": "lifecycle_bucket"})
+        (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / file).write_text(json.dumps({"path": artifact}))
+        if artifact:
+            (tmp_path / artifact).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / artifact).write_text("# x\n")
+    (tmp_path / "messages/answered").mkdir(parents=True)
+    (tmp_path / "messages/answered/c.md").write_text("taken\n")
+    planned = list(lifecycle_bucket.plan(db, tmp_path))
+    assert [(type(p).__name__, p.check, p.file) for p in planned] == [
+        ("Refusal", "lifecycle_bucket", "registry/messages/open/c.json"),
+        ("Repair", "lifecycle_bucket", "registry/messages/open/d.json"),
+        ("Refusal", "lifecycle_bucket", "registry/messages/open/deep/a.json"),
+        ("Repair", "lifecycle_bucket", "registry/messages/open/e.json"),
+        ("Refusal", "lifecycle_bucket", "registry/other/open/b.json"),
+    ]
+    assert planned[0].reason == "messages/answered/c.md exists already"
+    assert planned[1].final == "registry/messages/answered/d.json"
+    assert planned[1].also == [("messages/open/sub/d.md", "messages/answered/sub/d.md")]
+    assert json.loads(planned[1].content) == {"path": "messages/answered/sub/d.md"}
+    outside = "not in a bucket directory of registry/messages/: move it by hand"
+    assert planned[2].reason == planned[4].reason == outside
+    assert (planned[3].final, planned[3].also, planned[3].content) == (
+        "registry/messages/answered/e.json",
+        [],
+        None,
+    )
