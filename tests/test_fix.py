@@ -456,6 +456,7 @@ def test_location_year_dir_plans_each_of_its_findings_once(tmp_path: Path):
         ("registry/packets/2024/20250102-a-disputed.json", "2024-01-02T00:00:00Z"),
         ("registry/packets/20260101-a-flat.json", "2026-01-01T00:00:00Z"),
         ("registry/packets/2025/20260102-a-moved.json", "2026-01-02T00:00:00Z"),
+        ("registry/packets/2031/20320101-a-late.json", "2032-01-01T00:00:00Z"),
     ]
     db["records"].insert_all({"file": f, "created_at": c} for f, c in records)
     findings = [(f, "location_year_dir") for f, _ in records]
@@ -468,8 +469,17 @@ def test_location_year_dir_plans_each_of_its_findings_once(tmp_path: Path):
         ("Refusal", "location_year_dir", records[1][0]),
         ("Repair", "location_year_dir", records[3][0]),
         ("Refusal", "location_year_dir", records[2][0]),
+        ("Repair", "location_year_dir", records[4][0]),
     ]
-    assert "location_id_date" in planned[1].reason
+    assert (
+        planned[0].reason
+        == planned[1].reason
+        == (
+            "its created_at disagrees with its ID's date (location_id_date): correct "
+            "whichever is wrong first; the record is not moved on a date in dispute"
+        )
+    )
+    assert planned[4].final == "registry/packets/2032/20320101-a-late.json"
     assert planned[2].final == "registry/packets/2026/20260102-a-moved.json"
     assert planned[3].reason == "not in a year directory: move it by hand"
 
@@ -499,6 +509,7 @@ def test_lifecycle_bucket_plans_each_of_its_findings(tmp_path: Path):
         "registry/messages/open/c.json": "messages/open/c.md",  # its place is taken
         "registry/messages/open/d.json": "messages/open/sub/d.md",
         "registry/messages/open/e.json": None,  # no artifact
+        "registry/messages/open/f.json": "messages/f.md",  # its artifact in no bucket
     }
     for file, artifact in records.items():
         db["records"].insert(
@@ -523,6 +534,7 @@ def test_lifecycle_bucket_plans_each_of_its_findings(tmp_path: Path):
         ("Repair", "lifecycle_bucket", "registry/messages/open/d.json"),
         ("Refusal", "lifecycle_bucket", "registry/messages/open/deep/a.json"),
         ("Repair", "lifecycle_bucket", "registry/messages/open/e.json"),
+        ("Repair", "lifecycle_bucket", "registry/messages/open/f.json"),
         ("Refusal", "lifecycle_bucket", "registry/other/open/b.json"),
     ]
     assert planned[0].reason == "messages/answered/c.md exists already"
@@ -530,7 +542,8 @@ def test_lifecycle_bucket_plans_each_of_its_findings(tmp_path: Path):
     assert planned[1].also == [("messages/open/sub/d.md", "messages/answered/sub/d.md")]
     assert json.loads(planned[1].content) == {"path": "messages/answered/sub/d.md"}
     outside = "not in a bucket directory of registry/messages/: move it by hand"
-    assert planned[2].reason == planned[4].reason == outside
+    assert planned[2].reason == planned[5].reason == outside
+    assert (planned[4].final, planned[4].also) == ("registry/messages/answered/f.json", [])
     assert (planned[3].final, planned[3].also, planned[3].content) == (
         "registry/messages/answered/e.json",
         [],

@@ -80,3 +80,7 @@ def test_a_repair_describes_its_moves_its_diff_and_what_it_left():
     unmoved = Repair("json_strict", "registry/c.json", "registry/c.json", content=b"{}\n")
     assert unmoved.describe() == "--- a/registry/c.json\n+++ b/registry/c.json\n@@ -0,0 +1 @@\n+{}"
     assert Repair("x", "f", "f").describe() == ""
+    # Undecodable new bytes are shown too; a newline added at the end is a
+    # change; a line's own trailing spaces and letters are kept.
+    edge = Repair("x", "f", "f", content=b"a \nbX\n\xfe\n", before=b"a \nbX")
+    assert edge.describe().splitlines()[2:] == ["@@ -1,2 +1,3 @@", " a ", "-bX", "+bX", "+\ufffd"]
