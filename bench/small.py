@@ -1,0 +1,151 @@
+"""A LabNote-sized repository: labnote-index beside a plain script doing the
+upstream work, and where labnote-index's time goes.
+
+The plain script (``plain``, below, run as a script of its own) does what the
+upstream CI does on a small repository: a JSON Schema validation of every
+registry record against the contract's schemas (Python's jsonschema, as the
+upstream validator), and a regeneration of the CSV views (every record's
+fields, a CSV for each record type). Both sides run as fresh processes, as a
+CI step or a hook runs them, interleaved, each timed several times in one run.
+
+    python bench/small.py [REPO] [--repeat 7]      (REPO: sample_repo)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The plain script: read every record, validate it, write the CSV views.
+PLAIN = """
+import csv, json, sys
+from pathlib import Path
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+repo, out, schemas = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+resources = [
+    (p.name, Resource.from_contents(json.loads(p.read_text()))) for p in schemas.glob("*.json")
+]
+registry = Registry().with_resources(resources)
+validators = {
+    name[: -len(".schema.json")]: Draft202012Validator(resource.contents, registry=registry)
+    for name, resource in resources
+}
+rows, problems = {}, 0
+for path in sorted((repo / "registry").rglob("*.json")):
+    if "schemas" in path.parts:
+        continue
+    record = json.loads(path.read_bytes())
+    validator = validators.get(record.get("record_type"))
+    if validator is None:
+        problems += 1
+        continue
+    problems += sum(1 for _ in validator.iter_errors(record))
+    rows.setdefault(record["record_type"], []).append(record)
+for record_type, records in rows.items():
+    fields = sorted({k for r in records for k in r})
+    with open(out / f"{record_type}s.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fields)
+        writer.writeheader()
+        for r in records:
+            cells = {k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in r.items()}
+            writer.writerow(cells)
+print(problems, "problems")
+"""
+
+
+def timed(command: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+# The imports worth naming (cumulative: each includes what it imports).
+NAMED_IMPORTS = {
+    "labnote_index.cli",
+    "labnote_index.index.rows",
+    "labnote_index.format.models",
+    "labnote_index.format.handoff",
+    "labnote_index.checks.catalogue",
+    "sqlite_utils",
+    "pydantic",
+    "click",
+    "jsonschema_rs",
+}
+
+
+def import_costs(repo: Path, env: dict[str, str]) -> list[tuple[str, float]]:
+    """The named imports of one ``check --no-db`` (python -X importtime), seconds."""
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "labnote_index", "check", str(repo), "--no-db"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    costs = {}
+    for line in run.stderr.splitlines():
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) == 3 and parts[1].isdigit() and parts[2] in NAMED_IMPORTS:
+            costs[parts[2]] = int(parts[1]) / 1e6
+    return sorted(costs.items(), key=lambda kv: -kv[1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("repo", nargs="?", type=Path, default=ROOT / "sample_repo")
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    work = Path(tempfile.mkdtemp(prefix="labnote-small-"))
+    try:
+        repo = work / "repo"
+        shutil.copytree(args.repo, repo, ignore=shutil.ignore_patterns(".labnote-index-cache"))
+        (work / "out").mkdir()
+        plain = work / "plain.py"
+        plain.write_text(PLAIN)
+        schemas = ROOT / "labnote_index" / "format" / "schemas"
+        me = [sys.executable, "-m", "labnote_index"]
+        commands = {
+            "plain script: validate every record, write the CSV views": [
+                sys.executable,
+                str(plain),
+                str(repo),
+                str(work / "out"),
+                str(schemas),
+            ],
+            "python -c pass (the interpreter alone)": [sys.executable, "-c", "pass"],
+            "labnote-index check --no-db": [*me, "check", str(repo), "--no-db"],
+            "labnote-index check --cache, warm": [*me, "check", str(repo), "--cache"],
+            "labnote-index views --check": [*me, "views", str(repo), "--check"],
+            "labnote-index --help (imports only)": [*me, "check", "--help"],
+        }
+        timed(commands["labnote-index check --cache, warm"], env)  # make the cache
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(args.repeat):
+            for name, command in commands.items():
+                times[name].append(timed(command, env))
+        plain_median = statistics.median(times[next(iter(commands))])
+        print(f"{args.repo.name}: medians of {args.repeat} runs, interleaved\n")
+        print("| command | median s | x the plain script |")
+        print("| --- | ---: | ---: |")
+        for name, values in times.items():
+            median = statistics.median(values)
+            print(f"| {name} | {median:.3f} | {median / plain_median:.2f} |")
+        print("\nThe largest imports (python -X importtime, cumulative):\n")
+        for name, seconds in import_costs(repo, env):
+            print(f"- {name}: {seconds:.3f} s")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
