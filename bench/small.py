@@ -126,7 +126,7 @@ def main() -> None:
             "labnote-index check --no-db": [*me, "check", str(repo), "--no-db"],
             "labnote-index check --cache, warm": [*me, "check", str(repo), "--cache"],
             "labnote-index views --check": [*me, "views", str(repo), "--check"],
-            "labnote-index --help (imports only)": [*me, "check", "--help"],
+            "labnote-index check --help (imports only)": [*me, "check", "--help"],
         }
         timed(commands["labnote-index check --cache, warm"], env)  # make the cache
         times: dict[str, list[float]] = {name: [] for name in commands}
