@@ -2,7 +2,8 @@
 story, drawn from the index, and the health check.
 
 Every page that draws repository data is served with a Content-Security-Policy
-that allows no script but Datasette's own inline ones.
+that allows no script but Datasette's own inline ones (and on an index's home,
+Datasette's own static scripts: its SQL editor's).
 """
 
 from __future__ import annotations
