@@ -549,3 +549,28 @@ def test_lifecycle_bucket_plans_each_of_its_findings(tmp_path: Path):
         [],
         None,
     )
+
+
+def test_legacy_spelling_plans_each_file_its_legacy_fields_name(tmp_path: Path):
+    """Over an index holding only what its query reads: each file with a legacy
+    field once (two fields, one plan), renamed in place, in file order."""
+    from labnote_index.checks import legacy_spelling
+
+    db = sqlite_utils.Database(tmp_path / "index.db")
+    files = ["registry/packets/2026/b.json", "registry/packets/2026/a.json"]
+    for file in files:
+        (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / file).write_bytes(
+            b'{"record_type": "packet", "source_ai": "x", "target_ai": "y"}'
+        )
+        db["legacy_fields"].insert_all(
+            [{"file": file, "field": "source_ai"}, {"file": file, "field": "target_ai"}]
+        )
+    planned = list(legacy_spelling.plan(db, tmp_path))
+    assert [(type(p).__name__, p.file, p.final) for p in planned] == [
+        ("Repair", files[1], files[1]),
+        ("Repair", files[0], files[0]),
+    ]
+    assert planned[0].content == (
+        b'{"record_type": "packet", "source_session": "x", "target_session": "y"}'
+    )
