@@ -355,6 +355,31 @@ def test_column_descriptions_show_whole_lines(server: str, browser, width: int):
     assert scrolls  # the rest is there, a scroll away
 
 
+def test_the_activity_chart_opens_on_its_latest_weeks_on_a_phone(server: str, browser):
+    """At phone width the chart is wider than its box: it opens at its right end,
+    the latest weeks, where the sample's bars are (it opened on empty weeks)."""
+    page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(server + "/sample")
+    box = page.locator(".labnote-activity")
+    left, width, client = box.evaluate("b => [b.scrollLeft, b.scrollWidth, b.clientWidth]")
+    assert width > client, "the chart fits: this page cannot tell"
+    assert left + client >= width - 1
+    outer = box.bounding_box()
+    assert outer
+    shown = [
+        r
+        for r in (rect.bounding_box() for rect in page.locator(".labnote-activity rect").all())
+        if r
+        and r["width"]
+        and outer["x"] <= r["x"]
+        and r["x"] + r["width"] <= outer["x"] + outer["width"]
+    ]
+    assert len(shown) >= 3 and errors == []
+    page.close()
+
+
 @pytest.mark.parametrize("path", ["/sample/-/lineage?node=", "/sample/-/story?node="])
 def test_a_lineage_picture_opens_on_its_record(server: str, browser, path: str):
     """A picture wider than its box opens with the record it is of in view (it
