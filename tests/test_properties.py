@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import sqlite_utils
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from labnote_index.api import build as build_index
@@ -241,6 +241,24 @@ def _tree(specs: list) -> tuple[dict, list[dict]]:
 
 
 @given(branch_specs)
+# A record met first as a repeat, then whole with branches beyond the drawing:
+# its "+1 more" was lost (found by this test in CI).
+@example(
+    [(0, "up", "record", "0", 0)] * 6
+    + [
+        (0, "down", "record", "0", 0),
+        (0, "down", "record", "0", 1),
+        (5, "down", "repeated", "0", 0),
+    ]
+)
+# Then its "+1 more" hung under a box drawn earlier: placed last, it pulled its
+# owner over another box (leaves are now placed in tree order).
+@example(
+    [(0, "up", "record", "0", 0)] * 4
+    + [(0, "down", "record", "0", 0), (0, "down", "missing", "0", 0)]
+    + [(1, "down", "record", "0", 1), (0, "down", "record", "0", 1)]
+    + [(3, "down", "repeated", "0", 0)]
+)
 def test_a_lineage_picture_is_well_formed_and_no_boxes_overlap(specs: list):
     import xml.etree.ElementTree as ET
 

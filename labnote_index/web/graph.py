@@ -110,6 +110,11 @@ def _boxes(tree: dict[str, Any], url_for: Callable[[str], str]) -> tuple[list[_B
                 edges.append(_Edge(parent, again, via, up=step < 0))
                 for child in b["children"]:
                     parent_of[id(child)] = again
+                # The record's box may have come from a sighting that said less
+                # (its repeat, met first): what is not drawn still leads on.
+                owner = boxes[again]
+                if b["more"] and not any(boxes[c].style == "more" for c in owner.children):
+                    _add_more(boxes, again, b["more"], step)
                 continue
             if b.get("missing"):
                 box = _Box(
@@ -137,15 +142,9 @@ def _boxes(tree: dict[str, Any], url_for: Callable[[str], str]) -> tuple[list[_B
             for child in b["children"]:
                 parent_of[id(child)] = len(boxes) - 1
             if b["more"]:  # what is not drawn, leading on to the node's own lineage
-                more = _Box([f"+{b['more']} more"], b["node"], box.url, row + step, len(boxes) - 1)
-                more.style = "more"
-                boxes.append(more)
-                boxes[-2].children.append(len(boxes) - 1)
+                _add_more(boxes, len(boxes) - 1, b["more"], step)
         if tree.get(f"{direction}_more"):  # the start's own branches beyond the drawing
-            more = _Box([f"+{tree[f'{direction}_more']} more"], tree["node"], start.url, step, 0)
-            more.style = "more"
-            boxes.append(more)
-            start.children.append(len(boxes) - 1)
+            _add_more(boxes, 0, tree[f"{direction}_more"], step)
     return boxes, edges
 
 
@@ -155,16 +154,23 @@ def _place(boxes: list[_Box], width: float) -> None:
     slot = width + GAP
     for side in (-1, 1):
         order = [i for i, b in enumerate(boxes) if b.row * side > 0]
-        leaves = 0
-        for i in order:  # drawing order: leaves left to right
-            if not boxes[i].children:
+        top = [i for i in boxes[0].children if boxes[i].row == side]
+        # Leaves left to right in tree order, a walk of the children lists (a box
+        # can gain a child after others were drawn: a "+N more" of a record met
+        # again), with a stack of its own, never recursion.
+        walked, stack, leaves = [], list(reversed(top)), 0
+        while stack:
+            i = stack.pop()
+            walked.append(i)
+            if boxes[i].children:
+                stack.extend(reversed(boxes[i].children))
+            else:
                 boxes[i].x = leaves * slot
                 leaves += 1
-        for i in reversed(order):  # children before their parents
+        for i in reversed(walked):  # children before their parents
             kids = boxes[i].children
             if kids:
                 boxes[i].x = (boxes[kids[0]].x + boxes[kids[-1]].x) / 2
-        top = [i for i in boxes[0].children if boxes[i].row == side]
         if top:  # centre this side's first row on the record
             shift = -(boxes[top[0]].x + boxes[top[-1]].x) / 2
             for i in order:
@@ -172,6 +178,15 @@ def _place(boxes: list[_Box], width: float) -> None:
     left = min(b.x for b in boxes)
     for b in boxes:
         b.x += MARGIN - left
+
+
+def _add_more(boxes: list[_Box], owner: int, count: int, step: int) -> None:
+    """A "+N more" box below (or above) box ``owner``, leading on to its lineage."""
+    box = boxes[owner]
+    more = _Box([f"+{count} more"], box.tooltip, box.url, box.row + step, owner)
+    more.style = "more"
+    boxes.append(more)
+    box.children.append(len(boxes) - 1)
 
 
 def lineage_svg(tree: dict[str, Any], url_for: Callable[[str], str]) -> str:
