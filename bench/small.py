@@ -8,7 +8,14 @@ upstream validator), and a regeneration of the CSV views (every record's
 fields, a CSV for each record type). Both sides run as fresh processes, as a
 CI step or a hook runs them, interleaved, each timed several times in one run.
 
-    python bench/small.py [REPO] [--repeat 7]      (REPO: sample_repo)
+    python bench/small.py [REPO] [--repeat 7] [--base DIR]      (REPO: sample_repo)
+
+Python writes its bytecode caches as a user's machine does (a
+PYTHONDONTWRITEBYTECODE in the environment is dropped: without the caches
+every import compiles its source again, which the installed jsonschema of the
+plain script never does), and every command runs once before timing starts.
+``--base DIR`` (a checkout of another revision, e.g. a ``git worktree``) times
+its labnote-index commands beside this one's, interleaved: an A/B in one run.
 """
 
 from __future__ import annotations
@@ -64,8 +71,10 @@ print(problems, "problems")
 
 
 def timed(command: list[str], env: dict[str, str]) -> float:
+    # Run from / : "python -m" puts the working directory first on sys.path, where a
+    # checkout's package would shadow the one PYTHONPATH names.
     start = time.perf_counter()
-    subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(command, env=env, cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
@@ -88,6 +97,7 @@ def import_costs(repo: Path, env: dict[str, str]) -> list[tuple[str, float]]:
     run = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "labnote_index", "check", str(repo), "--no-db"],
         env=env,
+        cwd="/",
         capture_output=True,
         text=True,
     )
@@ -103,8 +113,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repo", nargs="?", type=Path, default=ROOT / "sample_repo")
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--base", type=Path, help="another checkout to time beside this one")
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     work = Path(tempfile.mkdtemp(prefix="labnote-small-"))
     try:
         repo = work / "repo"
@@ -128,11 +140,18 @@ def main() -> None:
             "labnote-index views --check": [*me, "views", str(repo), "--check"],
             "labnote-index check --help (imports only)": [*me, "check", "--help"],
         }
-        timed(commands["labnote-index check --cache, warm"], env)  # make the cache
-        times: dict[str, list[float]] = {name: [] for name in commands}
-        for _ in range(args.repeat):
+        runs = {name: (command, env) for name, command in commands.items()}
+        if args.base is not None:
+            base_env = {**env, "PYTHONPATH": str(args.base.resolve())}
             for name, command in commands.items():
-                times[name].append(timed(command, env))
+                if name.startswith("labnote-index"):
+                    runs[f"{name} (base: {args.base.name})"] = (command, base_env)
+        for command, run_env in runs.values():  # bytecode caches written, the cache made
+            timed(command, run_env)
+        times: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(args.repeat):
+            for name, (command, run_env) in runs.items():
+                times[name].append(timed(command, run_env))
         plain_median = statistics.median(times[next(iter(commands))])
         print(f"{args.repo.name}: medians of {args.repeat} runs, interleaved\n")
         print("| command | median s | x the plain script |")

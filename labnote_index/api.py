@@ -13,11 +13,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 import sqlite_utils
 
+from . import lazy
 from .checks import catalogue as catalogue_
+from .choices import DEFAULT_DB, DIRECTIONS, PROV_FORMATS
 from .compare import git, revisions
 from .errors import (
     ConfigError,
@@ -31,11 +33,8 @@ from .index import registry_views as views_
 from .index.build import BuildResult, build_index
 from .index.cache import cache_index as cache_index  # the façade's, for check --cache
 from .index.index_file import check_index_path, index_damage, indexed_repository
-from .index.organisation import MergeResult
 from .index.tempfiles import temporary_directory
-from .output import provenance  # (the prov library itself is imported only to export)
 from .progress import Progress
-from .queries import lineage as lineage_
 from .read.paths import path_inside
 from .read.settings import (
     WORKING_TREE,
@@ -54,10 +53,15 @@ from .results import Finding as Finding
 from .results import FixReport as FixReport
 from .results import Orphan as Orphan
 from .results import Tree as Tree
-from .watch import watch_repository
 
-DEFAULT_DB = "labnote.db"
-DIRECTIONS = lineage_.DIRECTIONS
+if TYPE_CHECKING:
+    from .index.organisation import MergeResult
+    from .output import provenance
+    from .queries import lineage as lineage_
+else:  # what only lineage, export and merge use, loaded when they first run
+    provenance = lazy.module("labnote_index.output.provenance")
+    lineage_ = lazy.module("labnote_index.queries.lineage")
+
 SEVERITIES = rules.SEVERITIES
 Severity = Literal["error", "warning"]
 Direction = Literal["up", "down", "both"]
@@ -341,9 +345,6 @@ def lineage(db: Path | str, node: str, direction: Direction = "both") -> Tree:
     return cast(Tree, lineage_.lineage(open_index(db), node, direction))
 
 
-PROV_FORMATS = provenance.FORMATS
-
-
 def export(db: Path | str, fmt: str = "prov-json", node: str | None = None) -> str:
     """The provenance of an index (or of one record's or packet's lineage, named as
     ``lineage`` names it) as W3C PROV text: PROV-JSON, PROV-N, PROV-O (Turtle) or
@@ -411,6 +412,8 @@ def serve(
         if len(paths) != 1:
             raise InvalidArgument("watch rebuilds one index: give one")
         build(watch, paths[0])
+        from .watch import watch_repository
+
         watcher = partial(
             watch_repository, build, Path(watch), paths[0], on_rebuilt or (lambda _: None)
         )

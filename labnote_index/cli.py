@@ -7,11 +7,12 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
-from . import api
+from . import lazy
+from .choices import DIRECTIONS, PROV_FORMATS
 from .cli_sites import merge_command, publish_command, serve_command
 from .command import (
     CHECK_FORMATS,
@@ -28,8 +29,15 @@ from .command import (
     run_build,
     write_report,
 )
-from .output import report
+from .format.rules import SEVERITIES
 from .text import plural, shown
+
+if TYPE_CHECKING:
+    from . import api
+    from .output import report
+else:  # loaded when a command first calls it (labnote_index/lazy.py)
+    api = lazy.module("labnote_index.api")
+    report = lazy.module("labnote_index.output.report")
 
 
 @click.group(cls=LabnoteGroup, context_settings=CONTEXT_SETTINGS)
@@ -106,7 +114,7 @@ def build(
 )
 @click.option(
     "--fail-on",
-    type=click.Choice(list(api.SEVERITIES)),
+    type=click.Choice(SEVERITIES),
     help="Exit 1 when a finding at or above this severity exists (default: the "
     "configuration's fail-on, else error).",
 )
@@ -315,7 +323,7 @@ def list_checks(name: str | None, fmt: str) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(list(api.PROV_FORMATS)),
+    type=click.Choice(PROV_FORMATS),
     default="prov-json",
     show_default=True,
     help="PROV-JSON, PROV-N, PROV-O (RDF, as Turtle) or PROV-XML.",
@@ -343,7 +351,7 @@ def export_command(repo: Path | None, db_path: Path, fmt: str, node: str | None)
 @db_option
 @click.option(
     "--direction",
-    type=click.Choice(api.DIRECTIONS),
+    type=click.Choice(DIRECTIONS),
     default="both",
     show_default=True,
     help="up: where it came from; down: what came from it.",

@@ -5,13 +5,19 @@ index). Registered on the group in ``cli.py``; each calls the library once."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from . import api
+from . import lazy
+from .choices import DEFAULT_DB
 from .command import Failed, indexes_argument
 from .errors import NoIndex, NotAnIndex
-from .index.build import BuildResult
+
+if TYPE_CHECKING:
+    from . import api
+else:  # loaded when a command first calls it (labnote_index/lazy.py)
+    api = lazy.module("labnote_index.api")
 
 
 @click.command(name="serve")
@@ -53,6 +59,8 @@ def serve_command(
     once (every finding, orphan, open message, a milestone's handoff chain),
     from an organisation index merged from them at start (any number: see merge)."""
 
+    from .index.build import BuildResult  # loaded by the build --watch runs anyway
+
     def told(outcome: BuildResult | Exception) -> None:
         if isinstance(outcome, BuildResult):
             click.echo(f"rebuilt: {outcome.summary()}", err=True)
@@ -61,7 +69,7 @@ def serve_command(
 
     try:
         api.serve(
-            db_paths or (Path(api.DEFAULT_DB),),
+            db_paths or (Path(DEFAULT_DB),),
             host,
             port,
             open_browser,

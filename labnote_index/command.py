@@ -11,16 +11,23 @@ import sqlite3
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from . import api, interrupts
+from . import interrupts, lazy
+from .choices import DEFAULT_DB
 from .errors import LabnoteError, NoIndex
-from .index.build import BuildResult
-from .output import report
 from .progress import Progress
 from .text import shown
+
+if TYPE_CHECKING:
+    from . import api
+    from .index.build import BuildResult
+    from .output import report
+else:  # loaded when a command first calls it (labnote_index/lazy.py)
+    api = lazy.module("labnote_index.api")
+    report = lazy.module("labnote_index.output.report")
 
 # Exit codes a CI job can trust: 1 only ever means "findings".
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
@@ -138,7 +145,7 @@ def db_option(func):
         "--db",
         "db_path",
         type=click.Path(dir_okay=False, path_type=Path),
-        default=api.DEFAULT_DB,
+        default=DEFAULT_DB,
         show_default=True,
         help="The SQLite index file.",
     )(func)

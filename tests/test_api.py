@@ -1,6 +1,6 @@
 """The library façade, as a Python user holds it (the README's example runs here).
 
-Tests of: ``results.py``, ``errors.py``, ``progress.py``.
+Tests of: ``results.py``, ``errors.py``, ``progress.py``, ``lazy.py``, ``choices.py``.
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ import contextlib
 import io
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -140,3 +142,40 @@ def test_an_index_made_for_one_check_goes_without_what_only_browsing_uses(repo, 
     }
     assert "artifacts_fts" in tables["browsed.db"] and "artifacts_fts" not in tables["checked.db"]
     assert tables["checked.db"] == {t for t in tables["browsed.db"] if "_fts" not in t}
+
+
+# What each entry point may load before it runs anything: a module here is the
+# whole build (sqlite-utils, pydantic) or the web (Datasette) loaded for nothing.
+HEAVY = ("sqlite_utils", "pydantic", "datasette", "labnote_index.index.build", "jsonschema_rs")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import labnote_index",
+        "import labnote_index.cli",
+        "from labnote_index.cli import cli; cli.main(['check', '--help'], standalone_mode=False)",
+        "from labnote_index.cli import cli; cli.main(['--version'], standalone_mode=False)",
+    ],
+)
+def test_an_entry_point_loads_nothing_it_does_not_run(code: str):
+    probe = f"{code}\nimport sys\nprint(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    run = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert run.stdout.splitlines()[-1].strip() == ""
+
+
+def test_every_name_of_the_facade_is_there_when_read():
+    import labnote_index.api as api
+
+    for name in li.__all__:
+        assert getattr(li, name) is not None, name
+    assert li.check is api.check and li.BuildResult.__name__ == "BuildResult"
+    assert set(li.__all__) <= set(dir(li))
+    with pytest.raises(AttributeError, match="has no attribute 'nothing_here'"):
+        li.nothing_here  # noqa: B018
+    # A command loads the library when it runs: the CLI's api is the façade's.
+    from labnote_index import cli
+
+    assert cli.api.check is api.check

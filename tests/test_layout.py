@@ -15,7 +15,7 @@ README = PACKAGE.parent / "README.md"
 # the steps before it, never one after it. A folder is a step; the few modules at
 # the top of the package are named here.
 STEPS: list[tuple[str, set[str]]] = [
-    ("utilities", {"errors", "text", "progress", "interrupts"}),
+    ("utilities", {"errors", "text", "progress", "interrupts", "lazy", "choices"}),
     ("format", set()),
     ("read", set()),
     ("index", set()),
@@ -66,6 +66,17 @@ def imported(path: Path, source: str | None = None) -> set[str]:
                 for a in node.names
                 if a.name.startswith("labnote_index.")
             }
+        elif (  # lazy.module("labnote_index.x"): an import all the same, made later
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "module"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "lazy"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and str(node.args[0].value).startswith("labnote_index.")
+        ):
+            found.add(str(node.args[0].value).removeprefix("labnote_index."))
     return found
 
 
@@ -98,9 +109,12 @@ def test_the_readme_lists_the_folders_in_order():
 def test_a_later_import_is_caught():
     """The import reader sees relative and absolute imports of later steps."""
     place = PACKAGE / "read" / "example.py"  # never written: only its place is used
-    source = "from ..web import serve\nimport labnote_index.repair.repairs\nfrom . import paths\n"
+    source = (
+        "from ..web import serve\nimport labnote_index.repair.repairs\nfrom . import paths\n"
+        "pages = lazy.module('labnote_index.web.pages')\n"
+    )
     found = imported(place, source)
-    assert found == {"web", "repair.repairs", "read"}
+    assert found == {"web", "repair.repairs", "read", "web.pages"}
     assert max(step_of(t) for t in found) > step_of("read")
 
 

@@ -20,9 +20,7 @@ file.
 
 from __future__ import annotations
 
-import ctypes
 import math
-import multiprocessing
 import os
 import signal
 import sqlite3
@@ -30,16 +28,17 @@ import threading
 import time
 from array import array
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import sqlite_utils
 
 from ..errors import WorkerError
 from .schema import create_tables
 from .tempfiles import owner_alive, temporary_directory
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 T = TypeVar("T")
 Advance = Callable[[int], None]
@@ -94,6 +93,8 @@ def cpus_allowed(quota: str, period: str) -> float | None:
 
 def start_method() -> str:
     """forkserver where there is one, spawn elsewhere (never a plain fork)."""
+    import multiprocessing  # here and below: a build with no workers never loads it
+
     methods = multiprocessing.get_all_start_methods()
     return "forkserver" if "forkserver" in methods else "spawn"
 
@@ -135,6 +136,9 @@ def run_sharded(
     # more while a slower one is still at work.
     chunks = _shares(items, weight or (lambda _: 1), jobs)
     workers = jobs - 1
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     context = multiprocessing.get_context(method or start_method())
     if context.get_start_method() == "forkserver":
         start_workers_early()
@@ -186,6 +190,8 @@ def _shares(items: Sequence[T], weight: Callable[[T], int], jobs: int) -> list[S
 
 def _result(future: Future[int]) -> int:
     """A worker's answer; its own exception (with its traceback) if it raised one."""
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         return future.result()
     except BrokenProcessPool as exc:
@@ -201,6 +207,8 @@ def _worker_started(build: int) -> None:
     killed outright. Under forkserver a worker is the server's child, not the
     build's, and holds the server open: a thread watches the build instead."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import ctypes  # a worker's only: the build itself never needs it
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux): dies with its parent

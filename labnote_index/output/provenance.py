@@ -25,9 +25,9 @@ from urllib.parse import quote
 
 import sqlite_utils
 
+from ..choices import PROV_FORMATS
 from ..format.rules import LINEAGE_DEPTH
 
-FORMATS = ("prov-json", "prov-n", "prov-o", "prov-xml")
 NAMESPACE = "https://labnote-index.invalid/ns#"  # the vocabulary's own terms
 NODES = "urn:labnote-index:node:"  # a node's name, percent-encoded
 
@@ -103,7 +103,7 @@ def prov_document(db: sqlite_utils.Database, node: str | None = None) -> Any:
 
 
 def serialized(document: Any, fmt: str) -> str:
-    """A PROV document in one of FORMATS."""
+    """A PROV document in one of PROV_FORMATS."""
     if fmt == "prov-json":
         return str(document.serialize(indent=2))
     if fmt == "prov-n":
@@ -112,7 +112,7 @@ def serialized(document: Any, fmt: str) -> str:
         return str(document.serialize(format="xml"))
     if fmt == "prov-o":
         return str(document.serialize(format="rdf", rdf_format="turtle"))
-    raise ValueError(f"no PROV format {fmt!r}: one of {', '.join(FORMATS)}")
+    raise ValueError(f"no PROV format {fmt!r}: one of {', '.join(PROV_FORMATS)}")
 
 
 def _lineage(edges: Iterable[tuple[str, str, str]], node: str) -> set[str]:

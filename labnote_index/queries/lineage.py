@@ -15,12 +15,12 @@ from typing import Any
 import sqlite_utils
 
 from ..checks.suggest import record_names
+from ..choices import DIRECTIONS as DIRECTIONS
 from ..errors import NodeNotFound
 from ..format.rules import ANSWER_FIELDS, ANSWERING_FIELDS, LINEAGE_DEPTH, REPLY_THREAD_LENGTH
 from ..index.index_file import indexed_repository
 from ..read.paths import displayable, path_inside, storable
 
-DIRECTIONS = ("up", "down", "both")
 # How much of a lineage is drawn: LINEAGE_DEPTH levels, and at most this many nodes.
 MAX_NODES = 400
 
