@@ -574,3 +574,93 @@ def test_legacy_spelling_plans_each_file_its_legacy_fields_name(tmp_path: Path):
     assert planned[0].content == (
         b'{"record_type": "packet", "source_session": "x", "target_session": "y"}'
     )
+
+
+def test_location_filename_plans_each_renaming_and_refuses_an_id_no_file_can_hold(
+    tmp_path: Path,
+):
+    """Over an index holding only what its query reads: a finding reported twice
+    planned once; a file at the top named after its ID there; an ID of 250
+    characters renamed, of 251 refused as too long, one with a separator or none
+    at all refused as no file name; a name that is taken refused."""
+    from labnote_index.checks import location_filename
+
+    db = sqlite_utils.Database(tmp_path / "index.db")
+    longest, too_long = "a" * 250, "b" * 251
+    records = {
+        "registry/packets/2026/a.json": "20260101-a-moved",
+        "registry/packets/2026/b.json": longest,
+        "registry/packets/2026/c.json": too_long,
+        "registry/packets/2026/d.json": "x/y",
+        "registry/packets/2026/e.json": None,
+        "registry/packets/2026/f.json": "20260102-taken",
+        "top.json": "20260103-top",
+    }
+    db["records"].insert_all({"file": f, "record_id": r} for f, r in records.items())
+    files = [*records, "registry/packets/2026/a.json"]  # reported twice
+    db["findings"].insert_all({"file": f, "check": "location_filename"} for f in files)
+    db["findings"].insert({"file": "registry/packets/2026/a.json", "check": "other"})
+    (tmp_path / "registry/packets/2026").mkdir(parents=True)
+    (tmp_path / "registry/packets/2026/20260102-taken.json").write_text("{}")
+    planned = list(location_filename.plan(db, tmp_path))
+    shown = [(type(p).__name__, p.check, p.file) for p in planned]
+    assert shown == [
+        ("Repair", "location_filename", "registry/packets/2026/a.json"),
+        ("Repair", "location_filename", "registry/packets/2026/b.json"),
+        ("Refusal", "location_filename", "registry/packets/2026/c.json"),
+        ("Refusal", "location_filename", "registry/packets/2026/d.json"),
+        ("Refusal", "location_filename", "registry/packets/2026/e.json"),
+        ("Refusal", "location_filename", "registry/packets/2026/f.json"),
+        ("Repair", "location_filename", "top.json"),
+    ]
+    assert planned[0].final == "registry/packets/2026/20260101-a-moved.json"
+    assert planned[1].final == f"registry/packets/2026/{longest}.json"
+    assert planned[2].reason == f"{too_long!r} is too long for a file name"
+    assert planned[3].reason == "'x/y' cannot be a file name"
+    assert planned[4].reason == "None cannot be a file name"
+    assert planned[5].reason == "registry/packets/2026/20260102-taken.json exists already"
+    assert planned[6].final == "20260103-top.json"
+
+
+def test_view_stale_plans_each_stale_view_with_what_it_replaces(tmp_path: Path):
+    """Over an index holding only what its query reads: each stale view once, in
+    path order, with the bytes it replaces (none for a view not there, nor for a
+    symlink in its place, which is never read); refused as a whole, naming the
+    registry, while a record cannot be read in a repository that commits views."""
+    from labnote_index.checks import view_stale
+
+    db = sqlite_utils.Database(tmp_path / "index.db")
+    views = {"views/b.csv": "b,new\n", "views/a.csv": "a,new\n", "views/c.csv": "c,new\n"}
+    db["generated_views"].insert_all({"path": p, "content": c} for p, c in views.items())
+    files = [*views, "views/a.csv"]  # reported twice
+    db["findings"].insert_all({"file": f, "check": "view_stale"} for f in files)
+    db["findings"].insert({"file": "views/b.csv", "check": "other"})
+    db["files"].insert_all(
+        [
+            {"path": "views/a.csv", "kind": "view", "error": None},
+            {"path": "registry/x.json", "kind": "record", "error": None},
+        ]
+    )
+    (tmp_path / "views").mkdir()
+    (tmp_path / "views/a.csv").write_text("a,old\n")
+    (tmp_path / "elsewhere.csv").write_text("not ours\n")
+    (tmp_path / "views/c.csv").symlink_to(tmp_path / "elsewhere.csv")
+    planned = list(view_stale.plan(db, tmp_path))
+    assert [(type(p).__name__, p.check, p.file, p.final) for p in planned] == [
+        ("Repair", "view_stale", "views/a.csv", "views/a.csv"),
+        ("Repair", "view_stale", "views/b.csv", "views/b.csv"),
+        ("Repair", "view_stale", "views/c.csv", "views/c.csv"),
+    ]
+    assert [(p.content, p.before) for p in planned] == [
+        (b"a,new\n", b"a,old\n"),
+        (b"b,new\n", None),
+        (b"c,new\n", None),
+    ]
+    db["files"].insert({"path": "registry/y.json", "kind": "record", "error": "not JSON"})
+    (refused,) = view_stale.plan(db, tmp_path)
+    assert (type(refused).__name__, refused.check, refused.file) == (
+        "Refusal",
+        "view_stale",
+        "registry/",
+    )
+    assert "(registry/y.json)" in refused.reason

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from labnote_index.cli import cli
 
@@ -154,3 +156,33 @@ def test_a_manifest_finding_is_located_at_its_input_packet_entry(sample_repo: Re
     )
     array = before[before.index('"input_packets"') :]
     assert array.count("{") == array.count("}") == index  # the entries before it, closed
+
+
+def _slip_by_definition(a: str, b: str) -> bool:
+    """The slip, read off its definition by trying every window: a and b are not
+    the same, and some common beginning and common end (not overlapping in
+    either) leave at most two characters of the longer between them."""
+    if a == b:
+        return False
+    for p in range(min(len(a), len(b)) + 1):
+        if a[:p] != b[:p]:
+            break
+        for q in range(min(len(a), len(b)) - p + 1):
+            if q and a[-q:] != b[-q:]:
+                break
+            if max(len(a), len(b)) - p - q <= 2:
+                return True
+    return False
+
+
+@given(st.text("ab", max_size=7), st.text("ab", max_size=7))
+@example("abc", "abc")  # the same: no slip
+@example("abcdef", "abcdefgh")  # two more at the end: a slip
+@example("abcdef", "abcdefghi")  # three more: none
+@example("abcd", "abc")  # one a prefix of the other
+@example("xabcdefq", "yabcdefr")  # different at both ends: none
+@example("abXdefgh", "abYdefgh")
+def test_a_slip_is_one_window_of_at_most_two_characters(a: str, b: str):
+    from labnote_index.checks.suggest import _slip
+
+    assert _slip(a, b) == _slip_by_definition(a, b)

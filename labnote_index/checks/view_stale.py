@@ -19,8 +19,8 @@ def plan(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Refusal]:
         yield Refusal("view_stale", "registry/", refusal(unreadable))
         return
     rows = db.query(
-        "SELECT g.path, g.content FROM findings f JOIN generated_views g ON g.path = f.file "
-        "WHERE f.[check] = 'view_stale' ORDER BY g.path"
+        "SELECT DISTINCT g.path, g.content FROM findings f "
+        "JOIN generated_views g ON g.path = f.file WHERE f.[check] = 'view_stale' ORDER BY g.path"
     )
     for row in rows:
         path = repo / row["path"]
