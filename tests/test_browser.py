@@ -42,10 +42,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    db_path = tmp_path_factory.mktemp("browser") / "sample.db"
-    build_index(SAMPLE_REPO, db_path)
+def serving(db_path: Path) -> Iterator[str]:
+    """``labnote-index serve`` of ``db_path`` on a free port, until the generator
+    is closed; its address."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "labnote_index", "serve", str(db_path), "--port", str(port)],
@@ -67,6 +66,24 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield base
     process.terminate()
     process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    db_path = tmp_path_factory.mktemp("browser") / "sample.db"
+    build_index(SAMPLE_REPO, db_path)
+    yield from serving(db_path)
+
+
+@pytest.fixture(scope="module")
+def generated_server(
+    tmp_path_factory: pytest.TempPathFactory, generated_template: Path
+) -> Iterator[str]:
+    """A served index of a generated repository: IDs, visitor IDs and paths as
+    long as a real repository's (the sample's are shorter)."""
+    db_path = tmp_path_factory.mktemp("browser") / "generated.db"
+    build_index(generated_template, db_path)
+    yield from serving(db_path)
 
 
 @pytest.fixture(scope="module")
@@ -290,6 +307,56 @@ def test_record_tables_show_ten_rows_a_line_each(server: str, browser):
     heights = {round(r.bounding_box()["height"]) for r in rows.all()}
     assert max(heights) < 40, f"rows of {heights} px: a cell wraps"
     assert "[]" not in page.locator("td.col-derivative_of").all_inner_texts()
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 1
+    page.close()
+
+
+# (fixture, index, table): a generated repository's tables; the findings of the
+# sample's planted defects (a generated repository has none).
+WIDE_TABLES = [
+    *(
+        ("generated_server", "generated", table)
+        for table in (
+            "records",
+            "packets",
+            "responses",
+            "messages",
+            "notifications",
+            "visits",
+            "visitors",
+            "tags",
+            "handoff_packets",
+            "input_packets",
+            "artifacts",
+        )
+    ),
+    ("server", "sample", "findings"),
+    ("server", "sample", "packets"),
+    ("server", "sample", "messages"),
+]
+
+
+@pytest.mark.parametrize(("served", "index", "table"), WIDE_TABLES)
+def test_a_table_of_real_sized_values_fits_the_screen(
+    request: pytest.FixtureRequest, browser, served: str, index: str, table: str
+):
+    """At 1400x1000, on a generated repository's values (IDs, visitor IDs and
+    paths of real length) and the sample's longest: the table is no wider than
+    its box (no sideways scroll, of the page or the table); each row of a record
+    table is one line (a finding's message and hint wrap)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(request.getfixturevalue(served) + f"/{index}/{table}")
+    widths = page.evaluate(
+        "(() => { const t = document.querySelector('table.rows-and-columns');"
+        " return t ? [t.scrollWidth, t.parentElement.clientWidth] : null })()"
+    )
+    assert widths is not None, f"{table}: no table"
+    assert widths[0] <= widths[1] + 1, f"{table} is {widths[0]} px wide in {widths[1]} px"
+    rows = page.locator("table.rows-and-columns tbody tr")
+    assert rows.count() > 1
+    if table != "findings":
+        heights = {round(r.bounding_box()["height"]) for r in rows.all()[:50]}
+        assert max(heights) < 40, f"{table}: rows of {heights} px: a cell wraps"
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 1
     page.close()
 

@@ -27,7 +27,7 @@ from .facets import CountedFacet
 from .links import built_info, is_index, page_urls
 from .pages import database_home, health, lineage_page, site_home, story_page
 from .state import state_of
-from .table import rows_and_columns
+from .table import LONG_NAME, middle_cut, rows_and_columns
 
 LINKED_TABLES = {"records", *RECORD_TABLES}
 # Columns naming an artifact: linked to its artifacts row (on row pages too).
@@ -65,20 +65,6 @@ def json_list(value: str) -> str | None:
 # What a lineage or handoff query says of an input or reference that names
 # nothing: a cell holding it is shown whole, wrapped, never cut.
 MISSING_MARK = "MISSING"
-# A name (an ID, a path: text without spaces) longer than this is cut in the
-# middle when its cell is too narrow: its end is what tells two names apart.
-_LONG_NAME = 24
-_KEPT_END = 14
-
-
-def middle_cut(value: str) -> Markup:
-    """A long name as a cell shows it: its start cut with an ellipsis as the cell
-    narrows, its last characters always shown, the whole in its title."""
-    head, tail = escape(value[:-_KEPT_END]), escape(value[-_KEPT_END:])
-    return Markup(
-        f'<span class="labnote-name" title="{escape(value)}"><span class="labnote-head">{head}'
-        f'</span><span class="labnote-tail">{tail}</span></span>'
-    )
 
 
 def shown_text(value: str, limit: int | None) -> str:
@@ -101,37 +87,66 @@ def startup(datasette: Any):
     return find_indexes
 
 
-# Columns a table's page hides unless asked for, so that what tells rows apart
-# fits the screen (its row and story pages show every field): in record tables,
-# what every row holds alike (its type, the contract version), free text and
-# unknown fields (notes, extra), and the details of provenance and routing that
-# a list is not read for; what the checks work out from a path (the parts of a
-# record's or handoff packet's directory); an artifact's whole body. Faceted
-# columns stay.
+# Columns a table's page hides unless asked for, so that a row is one line and
+# the table fits a 1,400 px screen on a real repository's values, not only the
+# sample's (its row and story pages show every field): in record tables, what
+# every row holds alike (its type, the contract version), free text and unknown
+# fields (notes, extra), the artifact's path (the story links to it), and the
+# details of provenance, routing and workflow that a list is not read for; what
+# the checks work out from a path (the parts of a record's or handoff packet's
+# directory); an artifact's whole body. Faceted columns stay.
 _ALIKE = ("record_type", "schema_version")
 _FREE = ("notes", "extra")
 HIDDEN_COLUMNS = {
     **{table: (*_ALIKE, *_FREE) for table in RECORD_TABLES},
     "packets": (
         *_ALIKE,
+        "derivative_of",
         "source_refs",
         "source_note",
         "deposited_by",
         "source_session",
+        "target_session",
         "response_expected",
+        "path",
         "tags",
         *_FREE,
     ),
     "responses": (
         *_ALIKE,
+        "derivative_of",
+        "provenance_coverage",
         "source_refs",
         "source_note",
         "deposited_by",
         "responding_session",
+        "decision_at",
+        "path",
         "tags",
         *_FREE,
     ),
-    "messages": (*_ALIKE, "reply_expected", "related_response", "tags", *_FREE),
+    "messages": (
+        *_ALIKE,
+        "reply_expected",
+        "reply_to",
+        "response_message_id",
+        "related_packet",
+        "related_response",
+        "path",
+        "tags",
+        *_FREE,
+    ),
+    "notifications": (*_ALIKE, "from_visitor_id", "path", *_FREE),
+    "visits": (
+        *_ALIKE,
+        "checked_messages",
+        "answered_messages",
+        "created_messages",
+        "signoff_path",
+        *_FREE,
+    ),
+    "visitors": (*_ALIKE, "last_seen", "profile_path", *_FREE),
+    "tags": (*_ALIKE, "description", "acceptance_basis", "accepted_at", *_FREE),
     "records": (
         "artifact_field",
         "layout_enforced",
@@ -141,6 +156,9 @@ HIDDEN_COLUMNS = {
         "stem",
     ),
     "handoff_packets": (
+        "manifest",
+        "created_at",
+        "version_number",
         "dir_role",
         "dir_milestone",
         "dir_packet_version",
@@ -150,10 +168,11 @@ HIDDEN_COLUMNS = {
         "required_confirmations",
         "extra",
     ),
-    "input_packets": ("extra",),
+    "input_packets": ("manifest", "extra"),
     "artifacts": ("body",),
-    # What tells findings apart for --base and SARIF, not for a reader.
-    "findings": ("subject", "identity"),
+    # What tells findings apart for --base and SARIF, and where in its file a
+    # finding is (for editors and annotations: a reader follows the story link).
+    "findings": ("line", "column", "subject", "identity"),
 }
 ALL_COLUMNS = "_all_columns"  # Datasette ignores it; links and sorting keep it
 
@@ -361,7 +380,7 @@ def render_cell(
         return shown_text(value, datasette.setting("truncate_cells_html"))
     if MISSING_MARK in value and is_index(datasette, database):
         return Markup(f'<span class="labnote-whole">{escape(value)}</span>')
-    if len(value) > _LONG_NAME and " " not in value and is_index(datasette, database):
+    if len(value) > LONG_NAME and " " not in value and is_index(datasette, database):
         return middle_cut(value)
     return None  # most cells of a page: nothing to look at
 
@@ -411,8 +430,9 @@ def _linked(
     # escape() and an f-string, not Markup.format, which is slow enough to show on
     # a table page (bench/web.py times every page: BENCHMARKS.md).
     story, lineage = map(escape, page_urls(datasette, database, node, "story", "lineage"))
+    name = middle_cut(value) if len(value) > LONG_NAME else escape(value)
     return Markup(
-        f'{escape(value)} <a class="labnote-story" href="{story}">story</a> '
+        f'{name} <a class="labnote-story" href="{story}">story</a> '
         f'<a class="labnote-lineage" href="{lineage}">lineage graph</a>'
     )
 

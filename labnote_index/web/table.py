@@ -51,7 +51,9 @@ def _header(
     sort_desc: str | None,
 ) -> str:
     name = column["name"]
-    label = escape(name)
+    # A long name may break after an underscore: a header of two short lines,
+    # not one as wide as "provenance_coverage" over a column of "full".
+    label = Markup(str(escape(name)).replace("_", "_<wbr>"))
     if column.get("sortable"):
         if name == sort:  # sorted ascending by it: the link turns the order round
             label = Markup(f"{sort_link(name, True)}{label}&nbsp;▼</a>")
@@ -70,6 +72,35 @@ def _header(
 
 # A text cell this long or longer carries its value (up to TITLE_LIMIT) as its title.
 TITLE_FROM, TITLE_LIMIT = 24, 500
+# A name (an ID, a path: text without spaces) longer than this is cut in the
+# middle when its cell is too narrow: its end is what tells two names apart.
+LONG_NAME = 24
+_KEPT_END = 14
+
+
+def middle_cut(value: str) -> Markup:
+    """A long name as a cell shows it: its start cut with an ellipsis as the cell
+    narrows, its last characters always shown, the whole in its title."""
+    head, tail = escape(value[:-_KEPT_END]), escape(value[-_KEPT_END:])
+    return Markup(
+        f'<span class="labnote-name" title="{escape(value)}"><span class="labnote-head">{head}'
+        f'</span><span class="labnote-tail">{tail}</span></span>'
+    )
+
+
+def _key_cell(value: Any, raw: Any) -> Any:
+    """A row's key cell (Datasette's link to the row page) with a long name, a
+    record's file, cut in the middle like other names: the path's start is the
+    same on every row of a record table, its end is the record."""
+    if not isinstance(raw, str) or len(raw) <= LONG_NAME or " " in raw:
+        return value
+    text = f">{escape(raw)}</a>"
+    markup = str(value)
+    if not markup.endswith(text):
+        return value
+    # Named by the whole path: a reader of the cut parts would hear them apart.
+    named = f' aria-label="{escape(raw)}">'
+    return Markup(f"{markup[: -len(text)]}{named}{middle_cut(raw)}</a>")
 
 
 def rows_and_columns(
@@ -101,7 +132,9 @@ def rows_and_columns(
     for row in rows:
         out.append("<tr>")
         for cell in row:
-            raw = cell.get("raw")
+            raw, value = cell.get("raw"), cell["value"]
+            if cell["value_type"] == "pk":
+                value = _key_cell(value, raw)
             # A cell shows one line; a long text's whole value is there on hover.
             title = (
                 f' title="{escape(raw[:TITLE_LIMIT])}"'
@@ -110,7 +143,7 @@ def rows_and_columns(
             )
             out.append(
                 f'<td class="col-{css_class(cell["column"])} type-{escape(cell["value_type"])}"'
-                f"{title}>{escape(cell['value'])}</td>"
+                f"{title}>{escape(value)}</td>"
             )
         out.append("</tr>")
     out.append("</tbody></table></div>")
