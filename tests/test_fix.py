@@ -581,8 +581,9 @@ def test_location_filename_plans_each_renaming_and_refuses_an_id_no_file_can_hol
 ):
     """Over an index holding only what its query reads: a finding reported twice
     planned once; a file at the top named after its ID there; an ID of 250
-    characters renamed, of 251 refused as too long, one with a separator or none
-    at all refused as no file name; a name that is taken refused."""
+    characters renamed, of 251 refused as too long, one with a separator (of 250
+    characters too) or none at all refused as no file name; a name that is
+    taken refused."""
     from labnote_index.checks import location_filename
 
     db = sqlite_utils.Database(tmp_path / "index.db")
@@ -594,6 +595,7 @@ def test_location_filename_plans_each_renaming_and_refuses_an_id_no_file_can_hol
         "registry/packets/2026/d.json": "x/y",
         "registry/packets/2026/e.json": None,
         "registry/packets/2026/f.json": "20260102-taken",
+        "registry/packets/2026/g.json": "x/" + "c" * 248,  # 250, not too long: no name
         "top.json": "20260103-top",
     }
     db["records"].insert_all({"file": f, "record_id": r} for f, r in records.items())
@@ -611,6 +613,7 @@ def test_location_filename_plans_each_renaming_and_refuses_an_id_no_file_can_hol
         ("Refusal", "location_filename", "registry/packets/2026/d.json"),
         ("Refusal", "location_filename", "registry/packets/2026/e.json"),
         ("Refusal", "location_filename", "registry/packets/2026/f.json"),
+        ("Refusal", "location_filename", "registry/packets/2026/g.json"),
         ("Repair", "location_filename", "top.json"),
     ]
     assert planned[0].final == "registry/packets/2026/20260101-a-moved.json"
@@ -619,7 +622,8 @@ def test_location_filename_plans_each_renaming_and_refuses_an_id_no_file_can_hol
     assert planned[3].reason == "'x/y' cannot be a file name"
     assert planned[4].reason == "None cannot be a file name"
     assert planned[5].reason == "registry/packets/2026/20260102-taken.json exists already"
-    assert planned[6].final == "20260103-top.json"
+    assert planned[6].reason == f"{'x/' + 'c' * 248!r} cannot be a file name"
+    assert planned[7].final == "20260103-top.json"
 
 
 def test_view_stale_plans_each_stale_view_with_what_it_replaces(tmp_path: Path):

@@ -182,7 +182,58 @@ def _slip_by_definition(a: str, b: str) -> bool:
 @example("abcd", "abc")  # one a prefix of the other
 @example("xabcdefq", "yabcdefr")  # different at both ends: none
 @example("abXdefgh", "abYdefgh")
+@example("a", "aaa")  # the common end may not overlap the common beginning: in the shorter
+@example("aaa", "a")  # nor in the longer
 def test_a_slip_is_one_window_of_at_most_two_characters(a: str, b: str):
     from labnote_index.checks.suggest import _slip
 
     assert _slip(a, b) == _slip_by_definition(a, b)
+
+
+def test_a_slip_at_the_start_is_found_among_many_names_that_sort_between():
+    """A first letter wrong puts the name far from the one it meant in plain
+    order (here twenty names sort between them): it is found by the order of
+    reversed names, where the two are neighbours."""
+    from labnote_index.checks.suggest import NEIGHBOURS, Names
+
+    fillers = [f"m-zzzzzz-abc{c}" for c in "abcdefghij"]
+    fillers += [f"n-aaaaaa-abc{c}" for c in "abcdefghij"]
+    assert len(fillers) > 2 * NEIGHBOURS
+    names = Names(["m-report-abcd", *fillers])
+    assert names.nearest("n-report-abcd") == "m-report-abcd"
+    assert names.nearest("m-report-abce") == "m-report-abcd"  # a slip at the end: plain order
+
+
+def test_a_name_that_exists_is_no_slip_and_a_tag_is_suggested_only_a_tag(tmp_path):
+    """An ID spelt as it exists names no other; a tag that names nothing is told
+    the nearest tag, never a record of another type spelt alike (and a finding
+    whose message quotes nothing gets no hint)."""
+    import sqlite_utils
+
+    from labnote_index.checks.suggest import Names, record_names, suggest
+
+    assert Names([PACKET_ID]).nearest(PACKET_ID) is None
+    db = sqlite_utils.Database(tmp_path / "i.db")
+    db["records"].insert_all(
+        [
+            {"record_id": "retention-policy", "record_type": "packet"},
+            {"record_id": "registry-ops", "record_type": "tag"},
+            {"record_id": None, "record_type": "tag"},
+        ]
+    )
+    assert list(record_names(db, tags_only=True).by_normal.values()) == ["registry-ops"]
+    assert set(record_names(db).by_normal.values()) == {"retention-policy", "registry-ops"}
+    hint = "create the tag"
+    findings = [
+        {"check": "tag_unresolved", "message": "tag 'retention-polcy' is unknown", "hint": hint},
+        {"check": "tag_unresolved", "message": "tag 'registry-op' is unknown", "hint": hint},
+        {"check": "reference_unresolved", "message": "'retention-polcy' is missing", "hint": hint},
+        {"check": "reference_unresolved", "message": "no quoted name", "hint": hint},
+    ]
+    suggest(db, findings)
+    assert [f["hint"] for f in findings] == [
+        hint,
+        f"did you mean 'registry-ops'? correct the ID; otherwise: {hint}",
+        f"did you mean 'retention-policy'? correct the ID; otherwise: {hint}",
+        hint,
+    ]
