@@ -237,3 +237,14 @@ def test_a_name_that_exists_is_no_slip_and_a_tag_is_suggested_only_a_tag(tmp_pat
         f"did you mean 'retention-policy'? correct the ID; otherwise: {hint}",
         hint,
     ]
+
+
+def test_the_nearest_name_of_the_same_length_is_told_first():
+    """Two names a slip away, one of the wanted name's length (a letter wrong) and
+    one two letters shorter: the one of its length is told, then the nearer
+    lengths before the further."""
+    from labnote_index.checks.suggest import Names
+
+    assert Names(["report-ab", "report-abce"]).nearest("report-abcd") == "report-abce"
+    assert Names(["report-ab", "report-abc"]).nearest("report-abcd") == "report-abc"
+    assert Names(["report-abcdef", "report-abc"]).nearest("report-abcd") == "report-abc"
