@@ -16,6 +16,7 @@ import sqlite_utils
 from click.testing import CliRunner
 
 from labnote_index.checks.catalogue import (
+    Check,
     CheckFileError,
     _validation_checks,
     fails,
@@ -614,3 +615,116 @@ def test_nothing_happens_to_a_record_before_it_was_created(
     ordered = [f for f in found if f["check"] == "timestamp_order"]
     assert len(ordered) == 1 and ordered[0]["field"] == field, found
     assert f"{field} {value} is before created_at" in ordered[0]["message"]
+
+
+def _checked_index(tmp_path: Path) -> sqlite_utils.Database:
+    """An index holding only what run_checks and its checks below read: a table
+    of things, and the empty tables positions, suggestions and validation
+    kinds are looked up in."""
+    db = sqlite_utils.Database(tmp_path / "checked.db")
+    db["validation_checks"].create({"error_type": str, "family": str, "check_id": str})
+    db["record_json"].create({"file": str, "json": str})
+    db["handoff_json"].create({"file": str, "json": str})
+    db["records"].create({"record_id": str, "record_type": str})
+    db["things"].insert_all(
+        [
+            {"file": "f1", "kind": "bad"},
+            {"file": "f2", "kind": "ok"},
+            {"file": "f3", "kind": "bad"},
+            {"file": "ignored/f4", "kind": "bad"},
+            {"file": "f5", "kind": "dup"},
+        ]
+    )
+    return db
+
+
+def _own_checks() -> list[Check]:
+    bad = "SELECT file, 'kind' AS field, 'bad ' || file AS message FROM things WHERE kind = 'bad'"
+    dup = (
+        "SELECT file, NULL AS field, 'dup' AS message, 'its own hint' AS hint, 'the other' AS"
+        " subject FROM things WHERE kind = 'dup'"
+    )
+    return [
+        Check("a_record", "warning", "p", "repair a", bad, fix="fixes a", scope="record"),
+        Check("b_global", "warning", "p", "repair b", dup),
+        Check("c_off", "error", "p", "repair c", "SELECT file, 'x' AS message FROM things"),
+    ]
+
+
+def _stored(db: sqlite_utils.Database) -> list[tuple[Any, ...]]:
+    sql = (
+        "SELECT [check], severity, file, field, message, hint, fixable, subject FROM findings"
+        " ORDER BY id"
+    )
+    return [tuple(r.values()) for r in db.query(sql)]
+
+
+def test_run_checks_writes_each_finding_as_its_check_and_settings_say(tmp_path: Path):
+    """Over checks of its own: a severity the settings raise, a check they turn
+    off not run, per-file-ignores dropping exactly that check on that glob, the
+    repair as the hint where a row gives none, a subject '' where none, fixable
+    from the check's fix; errors first, then by check and file; every identity
+    set and none shared."""
+    db = _checked_index(tmp_path)
+    settings = Settings(
+        severity={"a_record": "error", "c_off": "off"},
+        per_file_ignores={"ignored/*": ("a_record",), "f5": ("c_off",)},
+    )
+    assert run_checks(db, _own_checks(), settings=settings) == 3
+    assert _stored(db) == [
+        ("a_record", "error", "f1", "kind", "bad f1", "repair a", 1, ""),
+        ("a_record", "error", "f3", "kind", "bad f3", "repair a", 1, ""),
+        ("b_global", "warning", "f5", None, "dup", "its own hint", 0, "the other"),
+    ]
+    identities = [r["identity"] for r in db.query("SELECT identity FROM findings")]
+    assert None not in identities and len(set(identities)) == 3
+    # Without settings: each check's own severity, every check run, nothing ignored.
+    assert run_checks(db, _own_checks()) == 3 + 1 + 5
+
+
+def test_run_checks_after_an_edit_looks_again_at_the_files_read_again_only(tmp_path: Path):
+    """With ``changed``: the record-scoped check looks at those files only and its
+    findings on the others stand (f3's, though f3 changed unseen); a global check
+    runs over everything; a finding of no check of this run (a comparison's) is
+    gone. No file changed: the record-scoped findings all stand. More files than
+    SCOPED_UP_TO: every check over the whole index again."""
+    from labnote_index.checks.catalogue import SCOPED_UP_TO
+
+    db = _checked_index(tmp_path)
+    checks = _own_checks()[:2]
+    run_checks(db, checks)
+    db["findings"].insert({"check": "transition", "severity": "error", "file": "f9"})
+    db.execute("UPDATE things SET kind = 'ok' WHERE file IN ('f1', 'f3')")
+    db.execute("UPDATE things SET kind = 'bad' WHERE file = 'f2'")
+    assert run_checks(db, checks, changed=["f1", "f2"]) == 2
+    files = [(r[0], r[2]) for r in _stored(db)]
+    assert sorted(files) == [
+        ("a_record", "f2"),
+        ("a_record", "f3"),
+        ("a_record", "ignored/f4"),
+        ("b_global", "f5"),
+    ]
+    assert run_checks(db, checks, changed=[]) == 1  # the global check's, made again
+    assert len(_stored(db)) == 4
+    many = ["f1", "f2", *(f"none-{n}" for n in range(SCOPED_UP_TO - 1))]
+    assert len(many) == SCOPED_UP_TO + 1
+    assert run_checks(db, checks, changed=many) == 3  # f3's stale finding gone
+    assert sorted((r[0], r[2]) for r in _stored(db)) == [
+        ("a_record", "f2"),
+        ("a_record", "ignored/f4"),
+        ("b_global", "f5"),
+    ]
+    # At SCOPED_UP_TO exactly: scoped (f4 turned ok unseen keeps its finding).
+    db.execute("UPDATE things SET kind = 'ok' WHERE file = 'ignored/f4'")
+    assert run_checks(db, checks, changed=many[:SCOPED_UP_TO]) == 2
+    assert ("a_record", "ignored/f4") in [(r[0], r[2]) for r in _stored(db)]
+
+
+def test_run_checks_not_replacing_adds_to_the_findings(tmp_path: Path):
+    db = _checked_index(tmp_path)
+    checks = _own_checks()[:2]
+    run_checks(db, checks)
+    assert run_checks(db, checks[1:], replace=False) == 1
+    assert [r[0] for r in _stored(db)].count("b_global") == 2
+    identities = [r["identity"] for r in db.query("SELECT identity FROM findings")]
+    assert len(set(identities)) == len(identities)  # the second one is the second
