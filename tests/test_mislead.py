@@ -248,3 +248,54 @@ def test_the_nearest_name_of_the_same_length_is_told_first():
     assert Names(["report-ab", "report-abce"]).nearest("report-abcd") == "report-abce"
     assert Names(["report-ab", "report-abc"]).nearest("report-abcd") == "report-abc"
     assert Names(["report-abcdef", "report-abc"]).nearest("report-abcd") == "report-abc"
+
+
+def test_a_finding_is_placed_at_its_key_its_entry_or_its_syntax_error(tmp_path):
+    """positions.locate over an index of its own: a field's key (its last
+    writing, where a key is written twice), an array entry's start, an entry
+    past the array's end or an index of seven digits at its key, a nested field
+    at its top key; a handoff file's keys too; a syntax error's place read from
+    file_unreadable's message only; a line a check gave kept; a finding on no
+    field, or on a file the index holds no text of, placed nowhere. Files are
+    looked up 500 at a time: the 501st is placed like the first."""
+    import sqlite_utils
+
+    from labnote_index.checks.positions import locate
+
+    db = sqlite_utils.Database(tmp_path / "i.db")
+    record = '{\n  "id": "a",\n  "tags": ["x",\n    "y"],\n  "id": "b"\n}'
+    lock = '{"input_packets": [\n  {"manifest": "m"}]}'
+    db["record_json"].insert_all(
+        [{"file": "r.json", "json": record}]
+        + [{"file": f"many/{n:03}.json", "json": '{"k": 1}'} for n in range(501)]
+    )
+    db["handoff_json"].insert({"file": "h.json", "json": lock})
+    found = [
+        {"check": "c", "file": "r.json", "field": "id"},
+        {"check": "c", "file": "r.json", "field": "tags[1]"},
+        {"check": "c", "file": "r.json", "field": "tags[2]"},
+        {"check": "c", "file": "r.json", "field": "tags[1000000]"},
+        {"check": "c", "file": "r.json", "field": "tags.x"},
+        {"check": "c", "file": "h.json", "field": "input_packets[0].manifest"},
+        {"check": "file_unreadable", "file": "x.json", "message": "bad at line 29 column 4"},
+        {"check": "other", "file": "x.json", "field": "", "message": "bad at line 29 column 4"},
+        {"check": "c", "file": "r.json", "field": "id", "line": 7, "column": 2},
+        {"check": "c", "file": "r.json", "field": ""},
+        {"check": "c", "file": "gone.json", "field": "id"},
+    ]
+    many = [{"check": "c", "file": f"many/{n:03}.json", "field": "k"} for n in range(501)]
+    locate(db, found + many)
+    assert [(f["line"], f["column"]) for f in found] == [
+        (5, 3),  # the second "id"
+        (4, 5),
+        (3, 3),  # no third entry: the key
+        (3, 3),
+        (3, 3),
+        (2, 3),
+        (29, 4),
+        (None, None),
+        (7, 2),
+        (None, None),
+        (None, None),
+    ]
+    assert {(f["line"], f["column"]) for f in many} == {(1, 2)}
