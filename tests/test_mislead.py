@@ -184,6 +184,7 @@ def _slip_by_definition(a: str, b: str) -> bool:
 @example("abXdefgh", "abYdefgh")
 @example("a", "aaa")  # the common end may not overlap the common beginning: in the shorter
 @example("aaa", "a")  # nor in the longer
+@example("aa", "baba")  # the common end counted a character at a time
 def test_a_slip_is_one_window_of_at_most_two_characters(a: str, b: str):
     from labnote_index.checks.suggest import _slip
 
@@ -224,7 +225,10 @@ def test_a_name_that_exists_is_no_slip_and_a_tag_is_suggested_only_a_tag(tmp_pat
     assert list(record_names(db, tags_only=True).by_normal.values()) == ["registry-ops"]
     assert set(record_names(db).by_normal.values()) == {"retention-policy", "registry-ops"}
     hint = "create the tag"
+    db["records"].insert({"record_id": "o'briens", "record_type": "visitor"})
     findings = [
+        {"check": "reference_unresolved", "message": "no quoted name", "hint": hint},
+        {"check": "reference_unresolved", "message": "'o''brien' is missing", "hint": hint},
         {"check": "tag_unresolved", "message": "tag 'retention-polcy' is unknown", "hint": hint},
         {"check": "tag_unresolved", "message": "tag 'registry-op' is unknown", "hint": hint},
         {"check": "reference_unresolved", "message": "'retention-polcy' is missing", "hint": hint},
@@ -232,6 +236,8 @@ def test_a_name_that_exists_is_no_slip_and_a_tag_is_suggested_only_a_tag(tmp_pat
     ]
     suggest(db, findings)
     assert [f["hint"] for f in findings] == [
+        hint,
+        f'did you mean "o\'briens"? correct the ID; otherwise: {hint}',
         hint,
         f"did you mean 'registry-ops'? correct the ID; otherwise: {hint}",
         f"did you mean 'retention-policy'? correct the ID; otherwise: {hint}",
@@ -270,7 +276,10 @@ def test_a_finding_is_placed_at_its_key_its_entry_or_its_syntax_error(tmp_path):
         + [{"file": f"many/{n:03}.json", "json": '{"k": 1}'} for n in range(501)]
     )
     db["handoff_json"].insert({"file": "h.json", "json": lock})
+    db["record_json"].insert({"file": "0.json", "json": '{"k": 1}'})  # the first looked up
     found = [
+        {"check": "c", "file": "0.json", "field": "k"},
+        {"check": "c", "file": None, "field": "k"},  # a finding on no file
         {"check": "c", "file": "r.json", "field": "id"},
         {"check": "c", "file": "r.json", "field": "tags[1]"},
         {"check": "c", "file": "r.json", "field": "tags[2]"},
@@ -286,6 +295,8 @@ def test_a_finding_is_placed_at_its_key_its_entry_or_its_syntax_error(tmp_path):
     many = [{"check": "c", "file": f"many/{n:03}.json", "field": "k"} for n in range(501)]
     locate(db, found + many)
     assert [(f["line"], f["column"]) for f in found] == [
+        (1, 2),
+        (None, None),
         (5, 3),  # the second "id"
         (4, 5),
         (3, 3),  # no third entry: the key
