@@ -84,3 +84,60 @@ def test_a_repair_describes_its_moves_its_diff_and_what_it_left():
     # change; a line's own trailing spaces and letters are kept.
     edge = Repair("x", "f", "f", content=b"a \nbX\n\xfe\n", before=b"a \nbX")
     assert edge.describe().splitlines()[2:] == ["@@ -1,2 +1,3 @@", " a ", "-bX", "+bX", "+\ufffd"]
+
+
+def test_an_edit_writes_exactly_its_tokens_where_they_go():
+    """Several members put first, after an opening with no space (a space between
+    them) or with a line break (the same break between them); an object with only
+    space in it; space before the object; a key renamed and its value written
+    anew in one member; a value outside ASCII written as itself; a key another
+    does not edit may be written twice; a file with a byte order mark keeps it."""
+    two = {"record_type": "visit", "schema_version": 1}
+    tight = token_edit(b'{"a":1}', first=two)
+    assert tight == b'{"record_type": "visit", "schema_version": 1, "a":1}'
+    broken = token_edit(b'{\n  "a": 1\n}', first=two)
+    assert broken == b'{\n  "record_type": "visit",\n  "schema_version": 1,\n  "a": 1\n}'
+    assert token_edit(b"{ }", first={"x": 1}) == b'{"x": 1 }'
+    assert token_edit(b"{}", first=two) == b'{"record_type": "visit", "schema_version": 1}'
+    nested = token_edit(b'{\n  "a": {"b": 1}\n}', first={"x": 1})  # the first brace opens it
+    assert nested == b'{\n  "x": 1,\n  "a": {"b": 1}\n}'
+    assert token_edit(b'  {"a":1}', first={"x": 1}) == b'  {"x": 1, "a":1}'
+    both = token_edit(b'{"a": 1, "c": 3}', keys={"a": "b"}, values={"a": 2})
+    assert both == b'{"b": 2, "c": 3}'
+    assert token_edit(b'{"a": 1}', values={"a": "\u00e9"}) == '{"a": "\u00e9"}'.encode()
+    assert token_edit(b'{"a": 1}', keys={"a": "\u00e9"}) == '{"\u00e9": 1}'.encode()
+    assert token_edit(b'{"b":1,"b":2,"c":1}', values={"c": 0}) == b'{"b":1,"b":2,"c":0}'
+    assert token_edit(b'{"a": 1}', values={"z": 0}) == b'{"a": 1}'  # nothing to edit
+    assert token_edit(b"\xef\xbb\xbf{}", first={"x": 1}) == b'\xef\xbb\xbf{"x": 1}'
+    swapped = token_edit(b'{"a": 1, "b": 2}', keys={"a": "b", "b": "a"})
+    assert swapped == b'{"b": 1, "a": 2}'
+
+
+def test_an_edit_is_refused_where_it_would_write_a_key_twice():
+    """Every key edited and written twice is named, in order; a key added first, or
+    renamed, onto one already written would leave the file with two (read back as
+    the last, the same values: only the count of keys tells)."""
+    twice = b'{"b": 1, "b": 2, "a": 1, "a": 2}'
+    assert token_edit(twice, values={"b": 0}, keys={"a": "z"}) == "a, b is written more than once"
+    assert token_edit(twice, keys={"b": "y"}) == "b is written more than once"
+    assert token_edit(b'{"a": 1}', first={"a": 5}) == "a would be written twice"
+    assert token_edit(b'{"a": 1, "b": 2}', keys={"a": "b"}) == "b would be written twice"
+    assert token_edit(b'{"b":1,"b":2,"c":1}', first={"b": 0}) == "b would be written twice"
+    assert token_edit(b'{"a": 1} x', values={"a": 2}) == "not one JSON object"
+    # A value JSON cannot hold is read back as something else (or not at all).
+    infinite = token_edit(b'{"a": 1}', values={"a": float("inf")})
+    assert infinite == "the edit would change more than its field"
+    listed = token_edit(b'{"a": 1}', values={"a": ("x",)})  # read back as a list
+    assert listed == "the edit would change more than its field"
+    lone = token_edit(b'{"a": 1}', values={"a": "\udcff"})  # a record's escape, never raised
+    assert lone == "a value UTF-8 cannot hold"
+    clashes = token_edit(b'{"a": 1, "b": 2, "c": 3, "d": 4}', keys={"a": "b", "c": "d"})
+    assert clashes == "b, d would be written twice"
+
+
+def test_a_move_is_refused_where_its_target_cannot_be_examined(tmp_path: Path):
+    """A target under a file (not a directory) is not 'free': the move is refused,
+    naming the target and why."""
+    (tmp_path / "a.json").write_text("{}")
+    refused = renamed("c", "b.json", "a.json/x.json", tmp_path)
+    assert refused == Refusal("c", "b.json", "a.json/x.json cannot be examined (Not a directory)")

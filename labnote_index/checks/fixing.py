@@ -96,7 +96,8 @@ def token_edit(
     members ``first`` put before all others; every other byte as it was.
 
     The result is read back and must hold the same values as before everywhere
-    else, or the edit is refused: the reason (str) instead of the bytes."""
+    else, and write no key twice that was not, or the edit is refused: the reason
+    (str) instead of the bytes."""
     keys, values, first = keys or {}, values or {}, first or {}
     bom = raw.startswith(UTF8_BOM)
     text = raw[len(UTF8_BOM) :].decode("utf-8") if bom else raw.decode("utf-8")
@@ -123,7 +124,16 @@ def token_edit(
         edits.append((at, at, head + ("," + (gap or " ") if members else "")))
     for start, end, token in sorted(edits, reverse=True):
         text = text[:start] + token + text[end:]
-    content = (UTF8_BOM if bom else b"") + text.encode("utf-8")
+    # A key added, or renamed onto one already there, would be read back as the
+    # last of the two: the same values, in a file json_strict then reports.
+    now = Counter(m.key for m in top_level_members(text) or ())
+    clashes = sorted(k for k, n in now.items() if n > max(written[k], 1))
+    if clashes:
+        return f"{', '.join(clashes)} would be written twice"
+    try:
+        content = (UTF8_BOM if bom else b"") + text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate a record's own escapes spelt
+        return "a value UTF-8 cannot hold"
     before, _, _, _ = parse_json_bytes(raw, fast=False)
     after, error, _, _ = parse_json_bytes(content, fast=False)
     expected = {**first, **{keys.get(k, k): values.get(k, v) for k, v in before.items()}}
