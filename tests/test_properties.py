@@ -464,7 +464,7 @@ def test_incremental_builds_equal_full_ones_whatever_the_file_names(
 table_columns = st.lists(
     st.fixed_dictionaries(
         {
-            "name": st.text(min_size=1, max_size=10),
+            "name": st.text(min_size=1, max_size=10) | st.sampled_from(["record_id", "_x_"]),
             "sortable": st.booleans(),
             "is_pk": st.booleans(),
             "type": st.sampled_from(["TEXT", "INTEGER", "REAL", ""]),
@@ -489,7 +489,8 @@ def _between_tags(markup: str) -> str:
 def test_the_plugins_table_markup_is_datasettes(columns: list[dict], data: st.DataObject):
     """Table and row pages' tables, written by the plugin in one pass, are the
     markup Datasette's own template writes (its table.js reads it), for any
-    column names, descriptions, values and sort order."""
+    column names, descriptions, values and sort order, but for a header's
+    break after an underscore."""
     import asyncio
     from urllib.parse import urlencode
 
@@ -528,8 +529,11 @@ def test_the_plugins_table_markup_is_datasettes(columns: list[dict], data: st.Da
     }
     template = datasette.jinja_env.get_template("default:_table.html")
     theirs = asyncio.run(template.render_async(context))
-    ours = rows_and_columns(datasette.urls.path, columns, rows, request, sort, sort_desc)
-    assert _between_tags(ours) == _between_tags(theirs)
+    ours = str(rows_and_columns(datasette.urls.path, columns, rows, request, sort, sort_desc))
+    # The one difference made on purpose: a header may break after an underscore
+    # (a cell's text is escaped, so every <wbr> is a header's; no rows, no headers).
+    assert ours.count("<wbr>") == (sum(name.count("_") for name in names) if rows else 0)
+    assert _between_tags(ours.replace("<wbr>", "")) == _between_tags(theirs)
 
 
 @pytest.fixture(scope="module")
