@@ -100,7 +100,10 @@ def token_edit(
     (str) instead of the bytes."""
     keys, values, first = keys or {}, values or {}, first or {}
     bom = raw.startswith(UTF8_BOM)
-    text = raw[len(UTF8_BOM) :].decode("utf-8") if bom else raw.decode("utf-8")
+    try:  # the file is read again to be fixed: it may no longer be what was indexed
+        text = raw[len(UTF8_BOM) :].decode("utf-8") if bom else raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not valid UTF-8"
     members = top_level_members(text)
     if members is None:
         return "not one JSON object"
