@@ -24,6 +24,7 @@ from click.testing import CliRunner
 import labnote_index as li
 from labnote_index.api import check_named as api_check_named
 from labnote_index.checks.catalogue import _with_fix
+from labnote_index.checks.fixing import Repair
 from labnote_index.cli import cli
 from labnote_index.errors import CheckFileError
 from labnote_index.index.registry_views import render_views, write_views
@@ -574,6 +575,188 @@ def test_legacy_spelling_plans_each_file_its_legacy_fields_name(tmp_path: Path):
     assert planned[0].content == (
         b'{"record_type": "packet", "source_session": "x", "target_session": "y"}'
     )
+
+
+def test_lifecycle_bucket_refuses_what_it_cannot_move_and_goes_on(tmp_path: Path):
+    """Over an index holding only what its query reads, each refusal followed by
+    a record still planned: a record in its bucket whose artifact is in none
+    (refused) or in another bucket (the artifact moved, the record not); a record
+    whose place in its bucket is taken; one that is not UTF-8, whose path field
+    cannot be rewritten."""
+    from labnote_index.checks import lifecycle_bucket
+
+    db = sqlite_utils.Database(tmp_path / "index.db")
+    db["record_types"].insert(
+        {
+            "record_type": "message",
+            "directory": "messages",
+            "artifact_prefix": "messages/{bucket}/",
+            "artifact_field": "path",
+        }
+    )
+    db["status_buckets"].insert(
+        {"record_type": "message", "status": "answered", "bucket": "answered"}
+    )
+    records = {
+        "registry/messages/answered/g.json": "messages/g.md",
+        "registry/messages/answered/h.json": "messages/open/h.md",
+        "registry/messages/open/i.json": None,
+        "registry/messages/open/j.json": "messages/open/j.md",
+        "registry/messages/open/k.json": None,
+    }
+    for file, artifact in records.items():
+        db["records"].insert(
+            {
+                "file": file,
+                "record_type": "message",
+                "status": "answered",
+                "artifact_path": artifact,
+            }
+        )
+        db["findings"].insert({"file": file, "check": "lifecycle_bucket"})
+        (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / file).write_text(json.dumps({"path": artifact}))
+        if artifact:
+            (tmp_path / artifact).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / artifact).write_text("# x\n")
+    (tmp_path / "registry/messages/answered/i.json").write_text("{}")  # i's place, taken
+    (tmp_path / "registry/messages/open/j.json").write_bytes(b'{"path": "messages/open/j.md"\xff}')
+    planned = list(lifecycle_bucket.plan(db, tmp_path))
+    assert [(type(p).__name__, p.check, p.file) for p in planned] == [
+        ("Refusal", "lifecycle_bucket", "registry/messages/answered/g.json"),
+        ("Repair", "lifecycle_bucket", "registry/messages/answered/h.json"),
+        ("Refusal", "lifecycle_bucket", "registry/messages/open/i.json"),
+        ("Refusal", "lifecycle_bucket", "registry/messages/open/j.json"),
+        ("Repair", "lifecycle_bucket", "registry/messages/open/k.json"),
+    ]
+    assert planned[0].reason == (
+        "its artifact messages/g.md is not in a bucket directory that can be moved"
+    )
+    h = planned[1]
+    assert (h.final, h.also) == (
+        "registry/messages/answered/h.json",
+        [("messages/open/h.md", "messages/answered/h.md")],
+    )
+    assert h.content == b'{"path": "messages/answered/h.md"}'
+    assert planned[2].reason == "registry/messages/answered/i.json exists already"
+    assert planned[3].reason == "path: not valid UTF-8; fix it by hand"
+    assert planned[4].final == "registry/messages/answered/k.json"
+
+
+def test_legacy_spelling_plans_what_each_file_lets_it_derive_and_refuses_the_rest(
+    tmp_path: Path,
+):
+    """Over an index holding only what its query reads, each way a plan can go:
+    record_type (and schema_version, unless there) added where the directory
+    says which, at two depths and not at one; a legacy field renamed only for
+    the record types it belongs to; a timestamp that is not one, or a canonical
+    field already there, left with a note (the whole file refused when nothing
+    else is left); a file that cannot be rewritten safely refused, naming every
+    reason."""
+    from labnote_index.checks import legacy_spelling
+
+    db = sqlite_utils.Database(tmp_path / "index.db")
+    files = {
+        "registry/packets/2026/a.json": b'{"source_ai": "x", "date": "2026-01-02T03:04:05Z"}',
+        "registry/packets/2026/b.json": b'{"schema_version": 2, "source_ai": "x"}',
+        "registry/unknown/c.json": b'{"source_ai": "x"}',
+        "d.json": b'{"record_type": "packet", "source_ai": "x", "source_session": "y"}',
+        "registry/packets/2026/e.json": (
+            b'{"record_type": "packet", "date": "then", "source_ai": 1}'
+        ),
+        "registry/packets/2026/f.json": (
+            b'{"record_type": "packet", "source_ai": 1, "source_ai": 2}'
+        ),
+        "registry/packets/2026/g.json": b"[1]",
+        "registry/packets/2026/n.json": (
+            b'{"record_type": "packet", "source_ai": 1, "source_session": 2, "date": "then"}'
+        ),
+        "registry/packets/2026/h.json": b'{"record_type":',
+        "registry/packets/2026/i.json": (
+            b'{"source_ai": "x", "n": 123456789012345678901234567890, "s": "\\udc00"}'
+        ),
+        "registry/visits/2026/j.json": b'{"record_type": 7, "visitor_family": "x"}',
+        "registry/visitors/k.json": b'{"record_type": "visitor", "visitor_family": "x"}',
+        "registry/visitors/m.json": b'{"visitor_family": "x"}',
+        "registry/notifications": b'{"status": "open"}',
+        "registry/responses/2026/l.json": b'{"record_type": "response", "source_ai": 1, "date": 5}',
+    }
+    for file, raw in files.items():
+        (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / file).write_bytes(raw)
+        db["legacy_fields"].insert({"file": file, "field": "any"})
+    planned = {p.file: p for p in legacy_spelling.plan(db, tmp_path)}
+    assert list(planned) == sorted(files)
+    repaired = {
+        f: (p.final, p.content, p.before, p.notes)
+        for f, p in planned.items()
+        if isinstance(p, Repair)
+    }
+    assert {p.check for p in planned.values()} == {"legacy_spelling"}
+    unsafe = "cannot be rewritten safely "
+    assert repaired == {
+        "registry/packets/2026/a.json": (
+            "registry/packets/2026/a.json",
+            b'{"record_type": "packet", "schema_version": 1, "source_session": "x", '
+            b'"created_at": "2026-01-02T03:04:05Z"}',
+            files["registry/packets/2026/a.json"],
+            [],
+        ),
+        "registry/packets/2026/b.json": (
+            "registry/packets/2026/b.json",
+            b'{"record_type": "packet", "schema_version": 2, "source_session": "x"}',
+            files["registry/packets/2026/b.json"],
+            [],
+        ),
+        "registry/packets/2026/e.json": (
+            "registry/packets/2026/e.json",
+            b'{"record_type": "packet", "date": "then", "source_session": 1}',
+            files["registry/packets/2026/e.json"],
+            ["date: 'then' is not an RFC 3339 timestamp for created_at"],
+        ),
+        "registry/visitors/k.json": (
+            "registry/visitors/k.json",
+            b'{"record_type": "visitor", "session_family": "x"}',
+            files["registry/visitors/k.json"],
+            [],
+        ),
+        "registry/visitors/m.json": (
+            "registry/visitors/m.json",
+            b'{"record_type": "visitor", "schema_version": 1, "session_family": "x"}',
+            files["registry/visitors/m.json"],
+            [],
+        ),
+    }
+    refused = {f: (p.check, p.reason) for f, p in planned.items() if not isinstance(p, Repair)}
+    no_type = "record_type: the directory does not say which; add it by hand"
+    assert refused == {
+        "d.json": (
+            "legacy_spelling",
+            "source_ai: source_session is there too; which one stands is a person's call",
+        ),
+        "registry/notifications": ("legacy_spelling", no_type),
+        "registry/packets/2026/f.json": ("legacy_spelling", unsafe + "(duplicate_key)"),
+        "registry/packets/2026/g.json": ("legacy_spelling", unsafe + "(not one JSON object)"),
+        "registry/packets/2026/h.json": (
+            "legacy_spelling",
+            unsafe + "(malformed JSON at line 1 column 16: Expecting value)",
+        ),
+        "registry/packets/2026/i.json": (
+            "legacy_spelling",
+            unsafe + "(lone_surrogate, number_out_of_range)",
+        ),
+        "registry/packets/2026/n.json": (
+            "legacy_spelling",
+            "source_ai: source_session is there too; which one stands is a person's call; "
+            "date: 'then' is not an RFC 3339 timestamp for created_at",
+        ),
+        "registry/responses/2026/l.json": (
+            "legacy_spelling",
+            "date: 5 is not an RFC 3339 timestamp for created_at",
+        ),
+        "registry/unknown/c.json": ("legacy_spelling", no_type),
+        "registry/visits/2026/j.json": ("legacy_spelling", "nothing to derive"),
+    }
 
 
 def test_location_filename_plans_each_renaming_and_refuses_an_id_no_file_can_hold(

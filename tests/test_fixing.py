@@ -125,6 +125,10 @@ def test_an_edit_is_refused_where_it_would_write_a_key_twice():
     assert token_edit(b'{"b":1,"b":2,"c":1}', first={"b": 0}) == "b would be written twice"
     assert token_edit(b'{"a": 1} x', values={"a": 2}) == "not one JSON object"
     assert token_edit(b'{"a": "\xff"}', values={"a": 2}) == "not valid UTF-8"
+    # One object to the token reader, but not JSON (a file may have changed since
+    # it was indexed, and a planner may not parse it first): refused, never raised.
+    nan = token_edit(b'{"a": 1, "n": NaN}', keys={"a": "b"})
+    assert nan == "malformed JSON: NaN is not valid JSON (JSON has no NaN or Infinity)"
     # A value JSON cannot hold is read back as something else (or not at all).
     infinite = token_edit(b'{"a": 1}', values={"a": float("inf")})
     assert infinite == "the edit would change more than its field"

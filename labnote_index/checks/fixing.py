@@ -137,9 +137,14 @@ def token_edit(
         content = (UTF8_BOM if bom else b"") + text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate a record's own escapes spelt
         return "a value UTF-8 cannot hold"
-    before, _, _, _ = parse_json_bytes(raw, fast=False)
+    before, error, _, _ = parse_json_bytes(raw, fast=False)
+    if not isinstance(before, dict):  # one object to our reading, not to JSON's (NaN)
+        return error or "not one JSON object"
     after, error, _, _ = parse_json_bytes(content, fast=False)
-    expected = {**first, **{keys.get(k, k): values.get(k, v) for k, v in before.items()}}
+    expected: dict[Any, Any] = {
+        **first,
+        **{keys.get(k, k): values.get(k, v) for k, v in before.items()},
+    }
     if error or after != expected:
         return "the edit would change more than its field"
     return content
