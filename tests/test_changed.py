@@ -10,7 +10,9 @@ Tests of: ``read/git.py``.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +26,12 @@ from .helpers import Repo, content, git
 
 
 def committed(repo: Repo) -> Repo:
+    """The repository made a work tree, every file an hour old first: a file
+    changed within seconds of a build is looked at again whatever git says
+    (record_state), which would hide what git's word alone decides."""
+    an_hour_ago = time.time() - 3600
+    for path in repo.root.rglob("*"):
+        os.utime(path, (an_hour_ago, an_hour_ago), follow_symlinks=False)
     git(repo.root, "init", "-q")
     git(repo.root, "add", "-A")
     git(repo.root, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "0")
@@ -99,6 +107,97 @@ def _markdown(repo: Repo) -> None:
     repo.write("docs/guide.md", "[the registry](../registry/README.md) [gone](nowhere.md)\n")
 
 
+def _artifact(repo: Repo) -> Path:
+    return repo.root / repo.load(_packet(repo))["path"]
+
+
+def _artifact_edited(repo: Repo) -> None:
+    _artifact(repo).write_text(_artifact(repo).read_text() + "\nEdited since.\n")
+
+
+def _artifact_deleted(repo: Repo) -> None:
+    _artifact(repo).unlink()
+
+
+def _artifact_made_a_symlink(repo: Repo) -> None:
+    """Replaced by a symlink to another file inside: git names the path (a link now)."""
+    artifact = _artifact(repo)
+    artifact.unlink()
+    artifact.symlink_to("../../README.md")
+
+
+def _artifact_a_symlink_whose_target_changed(repo: Repo) -> None:
+    """A committed symlink, its target edited: git names the target, never the link."""
+    artifact = _artifact(repo)
+    artifact.rename(artifact.with_name("real.md"))
+    artifact.symlink_to("real.md")
+    commit(repo.root, "a symlinked artifact")
+    build_index(repo.root, repo.db_path)
+    artifact.with_name("real.md").write_text("# Changed behind the link\n")
+
+
+def _artifact_behind_a_symlinked_directory(repo: Repo) -> None:
+    """A committed symlink to a directory (alias -> datadrops/2025), an artifact
+    named through it; then the file behind it is edited, and a Markdown file's
+    link target through it deleted: git names datadrops/2025/..., never
+    alias/... (it never looks beyond a symlink)."""
+    packet = _packet(repo)
+    name = Path(repo.load(packet)["path"]).name
+    (repo.root / "alias").symlink_to(Path(repo.load(packet)["path"]).parent)
+    repo.edit(packet, path=f"alias/{name}")
+    other = sorted(p.name for p in _artifact(repo).resolve().parent.glob("*.md") if p.name != name)
+    repo.write("docs/through.md", f"[a file](../alias/{other[0]})\n")
+    commit(repo.root, "an alias")
+    build_index(repo.root, repo.db_path)
+    _artifact(repo).resolve().write_text("# Changed behind the directory link\n")
+    (_artifact(repo).resolve().parent / other[0]).unlink()
+
+
+def _link_target_deleted(repo: Repo) -> None:
+    repo.write("docs/links.md", "[readme](../README.md) [guide](guide.md)\n")
+    repo.write("docs/guide.md", "# Guide\n")
+    commit(repo.root, "links")
+    build_index(repo.root, repo.db_path)
+    (repo.root / "docs/guide.md").unlink()
+
+
+def _link_target_restored(repo: Repo) -> None:
+    repo.write("docs/links.md", "[guide](guide.md)\n")
+    commit(repo.root, "a link to nothing")
+    build_index(repo.root, repo.db_path)
+    repo.write("docs/guide.md", "# Guide\n")  # untracked: git names it
+
+
+def _packet_file(repo: Repo) -> Path:
+    return next((repo.root / "docs/workflow").rglob("report.md"))
+
+
+def _packet_file_edited(repo: Repo) -> None:
+    _packet_file(repo).write_text("# Edited since it was locked\n")
+
+
+def _packet_file_added_and_committed(repo: Repo) -> None:
+    (_packet_file(repo).parent / "extra.md").write_text("# One more\n")
+    commit(repo.root, "a packet file")
+
+
+def _packet_file_made_a_symlink(repo: Repo) -> None:
+    report = _packet_file(repo)
+    report.unlink()
+    report.symlink_to("../../../../../../../README.md")
+
+
+def _packet_fifo_removed(repo: Repo) -> None:
+    """A FIFO in a packet directory (listed as an error by a walk), then removed:
+    git, which never lists a FIFO, names nothing; the directory is walked for its
+    error row. (One made where git names nothing is the walk's to find: README.)"""
+    fifo = _packet_file(repo).parent / "pipe"
+    os.mkfifo(fifo)
+    build_index(repo.root, repo.db_path, full=True)
+    assert sqlite_utils.Database(repo.db_path)["handoff_files"].count_where("error IS NOT NULL")
+    fifo.unlink()
+
+
 CHANGES: list[tuple[str, Callable[[Repo], None]]] = [
     ("edit", _edit),
     ("new-record", _new_record),
@@ -109,6 +208,17 @@ CHANGES: list[tuple[str, Callable[[Repo], None]]] = [
     ("nested-repository", _nested_repository),
     ("nested-repository-removed", _nested_repository_removed),
     ("markdown", _markdown),
+    ("artifact-edited", _artifact_edited),
+    ("artifact-deleted", _artifact_deleted),
+    ("artifact-made-a-symlink", _artifact_made_a_symlink),
+    ("artifact-symlink-target-changed", _artifact_a_symlink_whose_target_changed),
+    ("behind-a-symlinked-directory", _artifact_behind_a_symlinked_directory),
+    ("link-target-deleted", _link_target_deleted),
+    ("link-target-restored", _link_target_restored),
+    ("packet-file-edited", _packet_file_edited),
+    ("packet-file-added-and-committed", _packet_file_added_and_committed),
+    ("packet-file-made-a-symlink", _packet_file_made_a_symlink),
+    ("packet-fifo-removed", _packet_fifo_removed),
 ]
 
 
@@ -230,3 +340,12 @@ def test_paths_named_are_found_as_the_walk_finds_them_and_once(repo: Repo):
     assert [f.path for f in discover_named(repo.root, [packet])] == [packet]
     excluded = discover_named(repo.root, [packet], excluded=lambda p: p == "registry/packets")
     assert list(excluded) == []
+    # Beyond a symlinked directory, which the walk never follows: not found,
+    # named as a file or as a directory to walk, as the walk does not find it.
+    (repo.root / "alias").symlink_to("notes")
+    beyond = discover_named(repo.root, ["alias/a.md", "alias"], ["alias/sub/"])
+    assert list(beyond) == [f for f in discover(repo.root) if f.path.startswith("alias")]
+    assert [f.path for f in discover_named(repo.root, ["notes/a.md"], ["notes/sub/"])] == [
+        "notes/a.md",
+        "notes/sub/b.md",
+    ]

@@ -42,7 +42,7 @@ from ..read.paths import Sandbox, displayable
 from ..read.repository import is_a_repository
 from ..read.schemas import read_contract
 from ..text import findings_phrase, parent_dir, plural
-from .changed import changes_by_git, changes_by_walk, git_state, record_state
+from .changed import Suspects, changes_by_git, changes_by_walk, git_state, record_state
 from .cycles import store_cycles
 from .files import (
     artifacts_unchanged,
@@ -191,13 +191,15 @@ def build_index(
             work_tree = git_state(sandbox)
         else:  # only kept for the next build: asked while this one walks and reads
             asked = ThreadPoolExecutor(1).submit(git_state, sandbox)
-    changes = None
+    changes, suspects = None, None
     if incremental and work_tree is not None:
         try:
             with sqlite_utils.Database(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
-                changes = changes_by_git(db, sandbox, work_tree, exclude)
+                said = changes_by_git(db, sandbox, work_tree, exclude)
+            if said is not None:
+                changes, suspects = said
         except sqlite3.DatabaseError:
-            changes = None  # a damaged index: the build finds it so, and rebuilds it
+            pass  # a damaged index: the build finds it so, and rebuilds it
     if files:
         found: Sequence[DiscoveredFile] = named_files(files)
     elif changes is not None:
@@ -213,6 +215,7 @@ def build_index(
     )
     build.browsable, build.derived = browsable, derived
     build.changes, build.work_tree, build.started_ns = changes, work_tree, started_ns
+    build.suspects = suspects
     build.asked = asked
     del found  # the build holds it, and lets it go once the files are read
     try:
@@ -230,6 +233,7 @@ def build_index(
                 return result
             except sqlite3.DatabaseError as exc:  # a damaged index: start again
                 build.found, build.changes = discover(repo, sandbox.entered, exclude), None
+                build.suspects = None
                 result = build.run(db_path, incremental=False)
                 result.rebuilt_because = f"the index was damaged ({exc}); it was rebuilt in full"
                 return result
@@ -271,6 +275,8 @@ class _Build:
     started_ns: int = 0
     # (to read again, removed) against the index, when already compared
     changes: tuple[Sequence[DiscoveredFile], list[str]] | None = None
+    # What git cannot vouch for since the index, when git said what changed.
+    suspects: Suspects | None = None
 
     def run(self, db_path: Path, incremental: bool) -> BuildResult:
         # Imported here: a build that finds nothing changed needs neither
@@ -313,10 +319,12 @@ class _Build:
             del to_read
             self.found, self.changes = FoundFiles(), None
             PHASES.mark("read")
-            refresh_artifacts(db, sandbox, self.jobs)
+            # git's word, where it was asked, settles the files it does not name.
+            suspects = self.suspects if incremental else None
+            refresh_artifacts(db, sandbox, self.jobs, suspects)
             refresh_markdown_links(db, sandbox)  # after the artifacts: it reads their bodies
-            refresh_packet_files(db, sandbox)
-            refresh_link_targets(db, sandbox)
+            refresh_packet_files(db, sandbox, suspects)
+            refresh_link_targets(db, sandbox, suspects)
             if not incremental:
                 create_indexes(db, self.browsable)
             PHASES.mark("files")
@@ -427,9 +435,9 @@ def _unchanged_index(db_path: Path, build: _Build) -> BuildResult | None:
         if any(build.changes) or (build.derived is not None and build.derived.held(db)):
             return None
         if not (
-            artifacts_unchanged(db, build.sandbox)
-            and packet_files_unchanged(db, build.sandbox)
-            and link_targets_unchanged(db, build.sandbox)
+            artifacts_unchanged(db, build.sandbox, build.suspects)
+            and packet_files_unchanged(db, build.sandbox, build.suspects)
+            and link_targets_unchanged(db, build.sandbox, build.suspects)
         ):
             return None
         result = _result(db, db_path)

@@ -9,7 +9,11 @@ not as HEAD has them, with every file the build found changed while it ran);
 the next build asks git again. A path that was as HEAD has it then and is now,
 HEAD being the same commit (or the path unchanged between the two), holds
 what it held: only the others are looked at, exactly as the walk looks at
-every file. Where git cannot answer for every file (not a work tree, a
+every file. The same paths (``Suspects``) settle the artifacts, link targets
+and packet files a build looks at after the records: a regular file reached
+with no symlink on the way, which git does not name, is as it was (a symlink's
+target, or a file beyond a symlinked directory, changes where git does not
+look: those are looked at every time). Where git cannot answer for every file (not a work tree, a
 warning, a file git is told to look away from, a submodule, a registry that is
 a symlink), nothing is asked of it and the walk decides.
 """
@@ -17,6 +21,7 @@ a symlink), nothing is asked of it and the walk decides.
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -25,15 +30,54 @@ import sqlite_utils
 from ..read.discover import DiscoveredFile, FoundFiles, discover_named
 from ..read.git import WorkTreeState, changed_between, looks_away, work_tree_state
 from ..read.parse import same_file
-from ..read.paths import Sandbox, lstat_key
+from ..read.paths import Sandbox, displayable, lstat_key
 
 STATE_KEY = "work_tree"
 # A file changed this close before a build started is taken as changed during
 # it (file systems keep times to a second or two): it is looked at next time.
 _DURING_NS = 2_000_000_000
 _STORED = "SELECT path, kind, size, mtime_ns, ctime_ns, inode, sha256 FROM files"
+# The files the build found changed since it started, records, artifacts,
+# packet files and link targets alike: git's word on them, asked before, may
+# be out of date.
+_DURING = """
+SELECT path FROM files WHERE mtime_ns >= :since OR ctime_ns >= :since
+UNION SELECT path FROM artifacts WHERE mtime_ns >= :since OR ctime_ns >= :since
+UNION SELECT CASE packet_dir WHEN '' THEN path ELSE packet_dir || '/' || path END
+  FROM handoff_files WHERE mtime_ns >= :since OR ctime_ns >= :since
+UNION SELECT path FROM link_targets WHERE ctime_ns >= :since
+"""
 
 Changes = tuple[Sequence[DiscoveredFile], list[str]]
+
+
+class Suspects:
+    """The paths git cannot vouch for since the index was built (named by
+    ``git status`` then or now, or different between the two HEADs): files,
+    and directories ("x/") git did not look into. Any other path of the work
+    tree is as it was when the index was built."""
+
+    def __init__(self, files: Iterable[str], directories: Iterable[str] = ()) -> None:
+        # Each as git spells it and as the index stores it (bytes not UTF-8 as \xNN).
+        self.files = sorted({form for f in files for form in (f, displayable(f))})
+        spelt = {form for d in directories for form in (d, displayable(d))}
+        self.directories = tuple(sorted(spelt))
+        self._named = frozenset(self.files)
+
+    def named(self, path: str) -> bool:
+        """Whether git cannot vouch for the file at ``path``: named itself, or below a
+        directory it did not look into."""
+        return path in self._named or path.startswith(self.directories)
+
+    def below(self, rel_dir: str) -> bool:
+        """Whether git cannot vouch for something at or below directory ``rel_dir``
+        ("" the top): the directory itself, a file below it, or a directory it
+        did not look into that holds it or is below it."""
+        prefix = rel_dir + "/" if rel_dir else ""
+        at = bisect_left(self.files, prefix)
+        if rel_dir in self._named or (at < len(self.files) and self.files[at].startswith(prefix)):
+            return True
+        return any(d.startswith(prefix) or prefix.startswith(d) for d in self.directories)
 
 
 def changes_by_walk(
@@ -87,11 +131,11 @@ def changes_by_git(
     sandbox: Sandbox,
     now: WorkTreeState,
     excluded: Callable[[str], bool] | None,
-) -> Changes | None:
+) -> tuple[Changes, Suspects] | None:
     """What changed since the index, from git: the paths git says are not as HEAD
     has them, now or when the index was built, and those that differ between
-    the two HEADs, each looked at as the walk would; None where git's word
-    does not cover every file (the walk decides)."""
+    the two HEADs (the suspects), each looked at as the walk would; None where
+    git's word does not cover every file (the walk decides)."""
     row = db.execute("SELECT value FROM build_info WHERE key = ?", [STATE_KEY]).fetchone()
     then = WorkTreeState.from_json(row[0]) if row else None
     if then is None:
@@ -107,7 +151,8 @@ def changes_by_git(
     files = sorted(c for c in candidates if not c.endswith("/"))
     directories = sorted(c for c in candidates if c.endswith("/"))
     found = discover_named(sandbox.root, files, directories, excluded)
-    return _compared(found, _stored_rows(db, files, directories), sandbox)
+    changes = _compared(found, _stored_rows(db, files, directories), sandbox)
+    return changes, Suspects(files, directories)
 
 
 def _stored_rows(db: sqlite_utils.Database, files: list[str], directories: list[str]) -> list[Any]:
@@ -133,13 +178,8 @@ def record_state(db: sqlite_utils.Database, state: WorkTreeState | None, started
     if state is None:
         db.table("build_info").delete_where("key = ?", [STATE_KEY])
         return
-    during = [
-        path
-        for (path,) in db.execute(
-            "SELECT path FROM files WHERE mtime_ns >= ? OR ctime_ns >= ?",
-            [started_ns - _DURING_NS, started_ns - _DURING_NS],
-        )
-    ]
+    since = started_ns - _DURING_NS
+    during = [path for (path,) in db.execute(_DURING, {"since": since})]
     dirty = tuple(sorted({*state.dirty, *during}))
     kept = WorkTreeState(state.head, dirty, state.index_stat)
     db.table("build_info").insert({"key": STATE_KEY, "value": kept.as_json()}, replace=True)

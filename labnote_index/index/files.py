@@ -4,7 +4,10 @@ the targets of Markdown links.
 Both are refreshed the same way on a full and an incremental build: a file
 whose size, times and inode are as stored keeps its row (one that changed too
 close to being read to tell is compared by content); anything else is read
-again. Paths are never followed out of the repository: a symlink whose
+again. In a git work tree whose changes git named (``changed.Suspects``), a
+regular file with no symlink on its way that git does not name keeps its row
+without a look (one lstat each, 43,000 at the benchmark's size, was most of a
+hook's time). Paths are never followed out of the repository: a symlink whose
 target lies outside is reported, not read.
 """
 
@@ -13,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import sqlite_utils
 
@@ -37,6 +40,9 @@ from .inserts import Inserts
 from .parallel import run_sharded
 from .resolve import delete_in
 
+if TYPE_CHECKING:
+    from .changed import Suspects
+
 # Artifact bodies above this size are accounted for (size, hash) but not stored.
 MAX_ARTIFACT_BODY = 1024 * 1024
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
@@ -50,7 +56,7 @@ def artifact_row(sandbox: Sandbox, path: str, ignored: bool = False) -> dict[str
     hash, and its body when it is text held by one name only."""
     row: dict[str, Any] = {"path": path, "status": None, "size": None, "mtime_ns": None}
     row.update(ctime_ns=None, inode=None)
-    row.update(sha256=None, body=None, links=None)
+    row.update(sha256=None, body=None, links=None, regular_file=0)
     if not SAFE_PATH_RE.fullmatch(path):
         row["status"] = "unsafe"  # never touched on disk
         return row
@@ -74,7 +80,7 @@ def artifact_row(sandbox: Sandbox, path: str, ignored: bool = False) -> dict[str
     except OSError as exc:
         row["status"] = ARTIFACT_STATUS.get(type(exc), "unreadable")
         return row
-    row["status"] = "ok"
+    row["status"], row["regular_file"] = "ok", int(not key.is_link)
     row["size"], row["sha256"], row["links"] = hashed.size, hashed.sha256, hashed.links
     # A second name may be a file outside the repository (a hard link is not a
     # symlink, and no path tells): its content is hashed, never stored or searchable.
@@ -83,12 +89,14 @@ def artifact_row(sandbox: Sandbox, path: str, ignored: bool = False) -> dict[str
     return row
 
 
-def refresh_artifacts(db: sqlite_utils.Database, sandbox: Sandbox, jobs: int = 1) -> None:
+def refresh_artifacts(
+    db: sqlite_utils.Database, sandbox: Sandbox, jobs: int = 1, suspects: Suspects | None = None
+) -> None:
     """Make ``artifacts`` hold exactly the paths records name, each as it is on disk now
-    (read over up to ``jobs`` processes). Stored rows are compared as they stream
-    by: memory holds what changed, not every artifact (435,000 at the largest
-    size benchmarked)."""
-    stale = list(_stale_artifacts(db, sandbox))
+    (read over up to ``jobs`` processes; git's word taken where ``suspects``
+    are given). Stored rows are compared as they stream by: memory holds what
+    changed, not every artifact (435,000 at the largest size benchmarked)."""
+    stale = list(_stale_artifacts(db, sandbox, suspects))
     gone = [
         path
         for (path,) in db.execute(
@@ -150,18 +158,38 @@ class ArtifactWriter:
             )
 
 
-def artifacts_unchanged(db: sqlite_utils.Database, sandbox: Sandbox) -> bool:
+def artifacts_unchanged(
+    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None = None
+) -> bool:
     """Whether every stored artifact row still describes what is on disk (the
     records naming them being unchanged too, no other artifact is wanted)."""
-    return next(_stale_artifacts(db, sandbox), None) is None
+    return next(_stale_artifacts(db, sandbox, suspects), None) is None
 
 
-def _stale_artifacts(db: sqlite_utils.Database, sandbox: Sandbox) -> Iterator[str]:
+def _stale_artifacts(
+    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None
+) -> Iterator[str]:
     """The stored artifact rows that no longer describe what is on disk, by path."""
-    rows = db.execute("SELECT path, size, mtime_ns, ctime_ns, inode, status, sha256 FROM artifacts")
-    for path, size, mtime_ns, ctime_ns, inode, status, sha256 in rows:
+    rows = db.execute(
+        "SELECT path, size, mtime_ns, ctime_ns, inode, status, sha256, regular_file FROM artifacts"
+    )
+    for path, size, mtime_ns, ctime_ns, inode, status, sha256, regular in rows:
+        if regular and _vouched(sandbox, suspects, path):
+            continue
         if not _unchanged(sandbox, path, (size, mtime_ns, ctime_ns, inode), status, sha256):
             yield path
+
+
+def _vouched(sandbox: Sandbox, suspects: Suspects | None, path: str) -> bool:
+    """Whether git's word settles a regular file (as stored) at ``path``: git was
+    asked, does not name it, and no directory on its way is a symlink (git never
+    looks beyond one; the directory's real path, looked up once, tells)."""
+    return suspects is not None and not suspects.named(path) and _direct(sandbox, parent_dir(path))
+
+
+def _direct(sandbox: Sandbox, rel_dir: str) -> bool:
+    """Whether no directory on the way to ``rel_dir`` (itself included) is a symlink."""
+    return sandbox.real_dir(rel_dir) == (sandbox.path(rel_dir) if rel_dir else str(sandbox.root))
 
 
 def _unchanged(
@@ -191,8 +219,11 @@ def packet_dirs(db: sqlite_utils.Database) -> list[str]:
     return sorted({parent_dir(p["path"]) for p in paths})
 
 
-def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
-    """Make ``handoff_files`` list every file of every packet directory, hashed.
+def refresh_packet_files(
+    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None = None
+) -> None:
+    """Make ``handoff_files`` list every file of every packet directory, hashed
+    (a directory git vouches for keeps its rows: ``_packet_file_changes``).
 
     What cannot be hashed is listed too, with ``error`` saying why: a
     subdirectory that cannot be listed, a symlink (never followed: a lock
@@ -201,7 +232,7 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
     """
     fresh: list[dict[str, Any]] = []
     gone: list[tuple[str, str]] = []
-    for key, entry in _packet_file_changes(db, sandbox):
+    for key, entry in _packet_file_changes(db, sandbox, suspects):
         gone.append(key)  # a row stored for it, if any, is replaced
         if entry is None:
             continue  # no longer there
@@ -221,9 +252,11 @@ def refresh_packet_files(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
     Inserts(db).insert("handoff_files", fresh)
 
 
-def packet_files_unchanged(db: sqlite_utils.Database, sandbox: Sandbox) -> bool:
+def packet_files_unchanged(
+    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None = None
+) -> bool:
     """Whether ``handoff_files`` describes every packet directory as it is now."""
-    return next(_packet_file_changes(db, sandbox), None) is None
+    return next(_packet_file_changes(db, sandbox, suspects), None) is None
 
 
 class _Found(NamedTuple):
@@ -232,11 +265,15 @@ class _Found(NamedTuple):
 
 
 def _packet_file_changes(
-    db: sqlite_utils.Database, sandbox: Sandbox
+    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None
 ) -> Iterator[tuple[tuple[str, str], _Found | str | None]]:
     """Each packet file whose row must change, keyed (packet_dir, path): a file
     to hash (new, or its size or time changed), why it cannot be hashed (when
-    that is not what is stored already), or None when it is no longer there."""
+    that is not what is stored already), or None when it is no longer there.
+    A packet directory is not walked where git vouches for all of it: git
+    names nothing at or below it, it is reached with no symlink on the way (the
+    walk follows none below it), and none of its rows is an error (a directory
+    that cannot be listed can change where git does not look)."""
     stored = {
         (packet_dir, path): (size, mtime_ns, ctime_ns, inode, error, sha256)
         for packet_dir, path, size, mtime_ns, ctime_ns, inode, error, sha256 in db.execute(
@@ -245,12 +282,27 @@ def _packet_file_changes(
         )
     }
     seen: set[tuple[str, str]] = set()
+    rows_of: dict[str, list[tuple[str, str]]] = {}  # packet_dir -> its rows' keys
+    errors = set()  # the packet directories with a row that is an error
+    for key, row in stored.items():
+        rows_of.setdefault(key[0], []).append(key)
+        if row[4] is not None:
+            errors.add(key[0])
 
     def unreadable(key: tuple[str, str], why: str) -> bool:
         seen.add(key)
         return stored.get(key) != (None, None, None, None, why, None)
 
     for packet_dir in packet_dirs(db):
+        if (
+            suspects is not None
+            and packet_dir in rows_of
+            and packet_dir not in errors
+            and not suspects.below(packet_dir)
+            and _direct(sandbox, packet_dir)
+        ):
+            seen.update(rows_of[packet_dir])  # as it was: git vouches for all of it
+            continue
         top = sandbox.path(packet_dir)
         if not (os.path.isdir(top) and sandbox.dir_inside(packet_dir)):
             continue
@@ -342,7 +394,8 @@ def refresh_markdown_links(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
 
 
 # Markdown link targets: looked at again on every build (a target can appear
-# or go while the file linking to it stays as it was), one lstat each.
+# or go while the file linking to it stays as it was), one lstat each, except
+# a regular file git vouches for (``_vouched``).
 _DISTINCT_TARGETS = "SELECT DISTINCT target FROM markdown_links WHERE target IS NOT NULL"
 
 
@@ -352,33 +405,67 @@ def link_target_status(sandbox: Sandbox, path: str) -> str:
     outside the repository) or ``git`` (inside ``.git``, which is git's, never
     part of the repository as its readers see it). Nothing is read, and no
     symlink is followed out."""
+    return link_target_row(sandbox, path)["status"]
+
+
+def link_target_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
+    """The ``link_targets`` row of ``path``: its status (``link_target_status``),
+    and, for a regular file that is not a symlink, its change time (a file
+    changed as the build ran is looked at by the next, whatever git says)."""
+    row: dict[str, Any] = {"path": path, "status": "missing", "regular_file": 0, "ctime_ns": None}
     if any(part.lower() == ".git" for part in path.split("/")):
-        return "git"
+        row["status"] = "git"
+        return row
     full = sandbox.path(path)
     try:
         # Its directories resolved, whether it exists or not. A link into a
         # dot-directory (.github/) is fine: a target is looked at, never read.
         if sandbox.place(path) == OUTSIDE:
-            return "escapes"
-        return "ok" if os.path.exists(full) else "missing"  # a dangling symlink too
+            row["status"] = "escapes"
+            return row
+        key = lstat_key(full)
+        if key is None or (key.is_link and not os.path.exists(full)):  # a dangling symlink too
+            return row
     except (OSError, ValueError):  # a NUL in the name, a name too long
-        return "missing"
+        return row
+    row["status"] = "ok"
+    if key.is_regular:
+        row["regular_file"], row["ctime_ns"] = 1, key.ctime_ns
+    return row
 
 
-def refresh_link_targets(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
+def refresh_link_targets(
+    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None = None
+) -> None:
     """Make ``link_targets`` hold each distinct Markdown link target as it is now."""
-    rows = [
-        {"path": path, "status": link_target_status(sandbox, path)}
-        for (path,) in db.execute(_DISTINCT_TARGETS)
-    ]
+    stored = _stored_targets(db) if suspects is not None else {}
+    rows = []
+    for (path,) in db.execute(_DISTINCT_TARGETS):
+        kept = stored.get(path)
+        if kept is not None and kept[1] and _vouched(sandbox, suspects, path):
+            rows.append({"path": path, "status": kept[0], "regular_file": 1, "ctime_ns": kept[2]})
+        else:
+            rows.append(link_target_row(sandbox, path))
     db.execute("DELETE FROM link_targets")
     Inserts(db).insert("link_targets", rows)
 
 
-def link_targets_unchanged(db: sqlite_utils.Database, sandbox: Sandbox) -> bool:
+def _stored_targets(db: sqlite_utils.Database) -> dict[str, tuple[Any, ...]]:
+    rows = db.execute("SELECT path, status, regular_file, ctime_ns FROM link_targets")
+    return {path: rest for path, *rest in rows}
+
+
+def link_targets_unchanged(
+    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None = None
+) -> bool:
     """Whether ``link_targets`` still says what every link target is."""
-    stored = dict(db.execute("SELECT path, status FROM link_targets").fetchall())
+    stored = _stored_targets(db)
     wanted = [path for (path,) in db.execute(_DISTINCT_TARGETS)]
     return len(wanted) == len(stored) and all(
-        stored.get(path) == link_target_status(sandbox, path) for path in wanted
+        path in stored
+        and (
+            (stored[path][1] and _vouched(sandbox, suspects, path))
+            or link_target_row(sandbox, path)["status"] == stored[path][0]
+        )
+        for path in wanted
     )

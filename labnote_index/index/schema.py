@@ -70,6 +70,7 @@ def create_tables(db: sqlite_utils.Database) -> None:
             "sha256": str,
             "links": int,
             "body": str,
+            "regular_file": int,
         },
         pk="path",
     )
@@ -194,7 +195,9 @@ def create_tables(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("source_file", "files", "path")],
     )
-    db.table("link_targets").create({"path": str, "status": str}, pk="path")
+    db.table("link_targets").create(
+        {"path": str, "status": str, "regular_file": int, "ctime_ns": int}, pk="path"
+    )
     # Records and packets on a cycle of reply_to, derivative_of or input_packets
     # (cycles.py works them out; the cycle checks read them).
     db.table("cycle_members").create(

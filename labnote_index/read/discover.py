@@ -209,19 +209,22 @@ def discover_named(
     for rel_dir in sorted(d.rstrip("/") + "/" for d in directories):
         if not (walked and rel_dir.startswith(walked[-1])):
             walked.append(rel_dir)
+    direct: dict[str, bool] = {}  # directory -> reached with no symlink on the way
     for rel_dir in (d[:-1] for d in walked):
         try:  # one gone since (or no longer a directory) is not walked: it is not there
             if not stat.S_ISDIR(os.lstat(os.path.join(repo, rel_dir)).st_mode):
                 continue
         except OSError:
             continue
-        if _reachable(rel_dir, excluded, is_dir=True):
+        if _reachable(rel_dir, excluded, is_dir=True) and _direct(root, rel_dir, direct):
             start.append((os.path.join(repo, rel_dir), rel_dir + "/", _in_registry(rel_dir)))
     _walk(found, start, root, None, excluded)
     below = tuple(walked)
     for rel in set(files):
         if rel.startswith(below) or not _reachable(rel, excluded, is_dir=False):
             continue
+        if not _direct(root, rel.rpartition("/")[0], direct):
+            continue  # beyond a symlinked directory, which the walk never follows
         full = os.path.join(repo, rel)
         try:
             st = os.lstat(full)
@@ -233,6 +236,15 @@ def discover_named(
         named = _Named(full, name, st)
         _entry(found, named, rel_top + "/" if rel_top else "", _in_registry(rel_top), root, None)
     return found.sorted()
+
+
+def _direct(root: str, rel_dir: str, known: dict[str, bool]) -> bool:
+    """Whether the walk reaches directory ``rel_dir`` (below the real ``root``):
+    no symlink on the way, itself included (its real path is its path)."""
+    if rel_dir not in known:
+        full = os.path.join(root, rel_dir) if rel_dir else root
+        known[rel_dir] = os.path.realpath(full) == full
+    return known[rel_dir]
 
 
 def _in_registry(rel_dir: str) -> bool:
