@@ -485,14 +485,11 @@ def test_location_year_dir_plans_each_of_its_findings_once(tmp_path: Path):
     assert planned[3].reason == "not in a year directory: move it by hand"
 
 
-def test_lifecycle_bucket_plans_each_of_its_findings(tmp_path: Path):
-    """Over an index holding only what its query reads: a record outside its
-    type's directory, or not four parts deep, is refused (each one, not only the
-    first); an artifact whose bucket's place is taken is refused; the rest move
-    with their artifact (a nested path keeps its inside) or without one."""
-    from labnote_index.checks import lifecycle_bucket
-
-    db = sqlite_utils.Database(tmp_path / "index.db")
+def _answered_messages(root: Path, records: dict[str, str | None]) -> sqlite_utils.Database:
+    """An index holding only what lifecycle_bucket's query reads: messages, each
+    answered (its bucket answered/), with a finding, and on disk each record
+    (its path field) and its artifact."""
+    db = sqlite_utils.Database(root / "index.db")
     db["record_types"].insert(
         {
             "record_type": "message",
@@ -504,14 +501,6 @@ def test_lifecycle_bucket_plans_each_of_its_findings(tmp_path: Path):
     db["status_buckets"].insert(
         {"record_type": "message", "status": "answered", "bucket": "answered"}
     )
-    records = {
-        "registry/messages/open/deep/a.json": None,  # five parts
-        "registry/other/open/b.json": None,  # another type's directory
-        "registry/messages/open/c.json": "messages/open/c.md",  # its place is taken
-        "registry/messages/open/d.json": "messages/open/sub/d.md",
-        "registry/messages/open/e.json": None,  # no artifact
-        "registry/messages/open/f.json": "messages/f.md",  # its artifact in no bucket
-    }
     for file, artifact in records.items():
         db["records"].insert(
             {
@@ -522,11 +511,30 @@ def test_lifecycle_bucket_plans_each_of_its_findings(tmp_path: Path):
             }
         )
         db["findings"].insert({"file": file, "check": "lifecycle_bucket"})
-        (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / file).write_text(json.dumps({"path": artifact}))
+        (root / file).parent.mkdir(parents=True, exist_ok=True)
+        (root / file).write_text(json.dumps({"path": artifact}))
         if artifact:
-            (tmp_path / artifact).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / artifact).write_text("# x\n")
+            (root / artifact).parent.mkdir(parents=True, exist_ok=True)
+            (root / artifact).write_text("# x\n")
+    return db
+
+
+def test_lifecycle_bucket_plans_each_of_its_findings(tmp_path: Path):
+    """Over an index holding only what its query reads: a record outside its
+    type's directory, or not four parts deep, is refused (each one, not only the
+    first); an artifact whose bucket's place is taken is refused; the rest move
+    with their artifact (a nested path keeps its inside) or without one."""
+    from labnote_index.checks import lifecycle_bucket
+
+    records = {
+        "registry/messages/open/deep/a.json": None,  # five parts
+        "registry/other/open/b.json": None,  # another type's directory
+        "registry/messages/open/c.json": "messages/open/c.md",  # its place is taken
+        "registry/messages/open/d.json": "messages/open/sub/d.md",
+        "registry/messages/open/e.json": None,  # no artifact
+        "registry/messages/open/f.json": "messages/f.md",  # its artifact in no bucket
+    }
+    db = _answered_messages(tmp_path, records)
     (tmp_path / "messages/answered").mkdir(parents=True)
     (tmp_path / "messages/answered/c.md").write_text("taken\n")
     planned = list(lifecycle_bucket.plan(db, tmp_path))
@@ -585,18 +593,6 @@ def test_lifecycle_bucket_refuses_what_it_cannot_move_and_goes_on(tmp_path: Path
     cannot be rewritten."""
     from labnote_index.checks import lifecycle_bucket
 
-    db = sqlite_utils.Database(tmp_path / "index.db")
-    db["record_types"].insert(
-        {
-            "record_type": "message",
-            "directory": "messages",
-            "artifact_prefix": "messages/{bucket}/",
-            "artifact_field": "path",
-        }
-    )
-    db["status_buckets"].insert(
-        {"record_type": "message", "status": "answered", "bucket": "answered"}
-    )
     records = {
         "registry/messages/answered/g.json": "messages/g.md",
         "registry/messages/answered/h.json": "messages/open/h.md",
@@ -604,21 +600,7 @@ def test_lifecycle_bucket_refuses_what_it_cannot_move_and_goes_on(tmp_path: Path
         "registry/messages/open/j.json": "messages/open/j.md",
         "registry/messages/open/k.json": None,
     }
-    for file, artifact in records.items():
-        db["records"].insert(
-            {
-                "file": file,
-                "record_type": "message",
-                "status": "answered",
-                "artifact_path": artifact,
-            }
-        )
-        db["findings"].insert({"file": file, "check": "lifecycle_bucket"})
-        (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / file).write_text(json.dumps({"path": artifact}))
-        if artifact:
-            (tmp_path / artifact).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / artifact).write_text("# x\n")
+    db = _answered_messages(tmp_path, records)
     (tmp_path / "registry/messages/answered/i.json").write_text("{}")  # i's place, taken
     (tmp_path / "registry/messages/open/j.json").write_bytes(b'{"path": "messages/open/j.md"\xff}')
     planned = list(lifecycle_bucket.plan(db, tmp_path))

@@ -399,19 +399,14 @@ def refresh_markdown_links(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
 _DISTINCT_TARGETS = "SELECT DISTINCT target FROM markdown_links WHERE target IS NOT NULL"
 
 
-def link_target_status(sandbox: Sandbox, path: str) -> str:
-    """What a link target is now: ``ok`` (a file or directory inside), ``missing``,
-    ``escapes`` (a symlink, its own or a directory's on the way, that leads
-    outside the repository) or ``git`` (inside ``.git``, which is git's, never
-    part of the repository as its readers see it). Nothing is read, and no
-    symlink is followed out."""
-    return link_target_row(sandbox, path)["status"]
-
-
 def link_target_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
-    """The ``link_targets`` row of ``path``: its status (``link_target_status``),
-    and, for a regular file that is not a symlink, its change time (a file
-    changed as the build ran is looked at by the next, whatever git says)."""
+    """The ``link_targets`` row of ``path``: what it is now, ``ok`` (a file or
+    directory inside), ``missing``, ``escapes`` (a symlink, its own or a
+    directory's on the way, that leads outside the repository) or ``git``
+    (inside ``.git``, which is git's, never part of the repository as its
+    readers see it); and, for a regular file that is not a symlink, its change
+    time (a file changed as the build ran is looked at by the next, whatever git
+    says). Nothing is read, and no symlink is followed out."""
     row: dict[str, Any] = {"path": path, "status": "missing", "regular_file": 0, "ctime_ns": None}
     if any(part.lower() == ".git" for part in path.split("/")):
         row["status"] = "git"
