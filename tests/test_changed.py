@@ -25,13 +25,27 @@ from labnote_index.read.git import looks_away, work_tree_state
 from .helpers import Repo, content, git
 
 
-def committed(repo: Repo) -> Repo:
-    """The repository made a work tree, every file an hour old first: a file
-    changed within seconds of a build is looked at again whatever git says
+def aged(repo: Repo, since: float = 0.0) -> None:
+    """Every file changed after ``since`` made an hour old: a file changed
+    within seconds of a build is looked at again whatever git says
     (record_state), which would hide what git's word alone decides."""
     an_hour_ago = time.time() - 3600
     for path in repo.root.rglob("*"):
-        os.utime(path, (an_hour_ago, an_hour_ago), follow_symlinks=False)
+        if path.lstat().st_mtime > since:
+            os.utime(path, (an_hour_ago, an_hour_ago), follow_symlinks=False)
+
+
+def built(repo: Repo) -> None:
+    """A build of the repository as it is, the files changed in the last ten
+    minutes aged first (``aged``; the others were, and ageing one changes its
+    ctime, which a row git vouches for keeps as it was)."""
+    aged(repo, since=time.time() - 600)
+    build_index(repo.root, repo.db_path)
+
+
+def committed(repo: Repo) -> Repo:
+    """The repository made a work tree, every file aged first (``aged``)."""
+    aged(repo)
     git(repo.root, "init", "-q")
     git(repo.root, "add", "-A")
     git(repo.root, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "0")
@@ -99,7 +113,7 @@ def _nested_repository(repo: Repo) -> None:
 
 def _nested_repository_removed(repo: Repo) -> None:
     _nested_repository(repo)
-    build_index(repo.root, repo.db_path)  # git names the directory: it is walked
+    built(repo)  # git names the directory: it is walked
     shutil.rmtree(repo.root / "docs" / "vendored")  # and then it is gone
 
 
@@ -132,7 +146,7 @@ def _artifact_a_symlink_whose_target_changed(repo: Repo) -> None:
     artifact.rename(artifact.with_name("real.md"))
     artifact.symlink_to("real.md")
     commit(repo.root, "a symlinked artifact")
-    build_index(repo.root, repo.db_path)
+    built(repo)
     artifact.with_name("real.md").write_text("# Changed behind the link\n")
 
 
@@ -148,23 +162,45 @@ def _artifact_behind_a_symlinked_directory(repo: Repo) -> None:
     other = sorted(p.name for p in _artifact(repo).resolve().parent.glob("*.md") if p.name != name)
     repo.write("docs/through.md", f"[a file](../alias/{other[0]})\n")
     commit(repo.root, "an alias")
-    build_index(repo.root, repo.db_path)
+    built(repo)
     _artifact(repo).resolve().write_text("# Changed behind the directory link\n")
     (_artifact(repo).resolve().parent / other[0]).unlink()
+
+
+def _artifact_appears_where_git_ignores(repo: Repo) -> None:
+    """A record names an artifact that is not there; then it appears where git
+    ignores it: git names nothing (it lists no ignored file)."""
+    packet = _packet(repo)
+    repo.edit(packet, path="datadrops/private/later.md")
+    repo.write(".gitignore", "datadrops/private/\n")
+    commit(repo.root, "an artifact to come")
+    built(repo)
+    repo.write("datadrops/private/later.md", "# Here now, and ignored\n")
+
+
+def _artifact_in_a_nested_repository_edited(repo: Repo) -> None:
+    """An artifact inside a nested repository (git status names its directory,
+    "drafts/", never a file in it), then edited."""
+    repo.edit(_packet(repo), path="drafts/notes.md")
+    commit(repo.root, "an artifact in another repository")
+    repo.write("drafts/notes.md", "# Draft\n")
+    git(repo.root / "drafts", "init", "-q")
+    built(repo)
+    repo.write("drafts/notes.md", "# Draft, edited: a different size\n")
 
 
 def _link_target_deleted(repo: Repo) -> None:
     repo.write("docs/links.md", "[readme](../README.md) [guide](guide.md)\n")
     repo.write("docs/guide.md", "# Guide\n")
     commit(repo.root, "links")
-    build_index(repo.root, repo.db_path)
+    built(repo)
     (repo.root / "docs/guide.md").unlink()
 
 
 def _link_target_restored(repo: Repo) -> None:
     repo.write("docs/links.md", "[guide](guide.md)\n")
     commit(repo.root, "a link to nothing")
-    build_index(repo.root, repo.db_path)
+    built(repo)
     repo.write("docs/guide.md", "# Guide\n")  # untracked: git names it
 
 
@@ -213,6 +249,8 @@ CHANGES: list[tuple[str, Callable[[Repo], None]]] = [
     ("artifact-made-a-symlink", _artifact_made_a_symlink),
     ("artifact-symlink-target-changed", _artifact_a_symlink_whose_target_changed),
     ("behind-a-symlinked-directory", _artifact_behind_a_symlinked_directory),
+    ("artifact-appears-ignored", _artifact_appears_where_git_ignores),
+    ("artifact-in-a-nested-repository", _artifact_in_a_nested_repository_edited),
     ("link-target-deleted", _link_target_deleted),
     ("link-target-restored", _link_target_restored),
     ("packet-file-edited", _packet_file_edited),

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, overload
 
 from ..format.rules import GENERATED_VIEWS, HANDOFF_MANIFEST, PACKET_LOCK, template_role
-from .paths import INSIDE, FileStat, file_stat, real_place
+from .paths import INSIDE, FileStat, Sandbox, file_stat, real_place
 from .paths import VISIBLE_DOT_DIRECTORIES as VISIBLE_DOT
 
 REGISTRY = "registry"
@@ -203,27 +203,27 @@ def discover_named(
     each of ``files`` as the walk would list it, or nothing where the walk would
     not (gone, a directory, inside a dot-directory, excluded), and everything
     below each of ``directories`` ("x/"), walked. In path order."""
-    found, root = FoundFiles(), os.path.realpath(repo)
+    found, sandbox = FoundFiles(), Sandbox(repo)
+    root = str(sandbox.root)
     start: list[tuple[str, str, bool]] = []
     walked: list[str] = []  # each directory once, and what is below it by its walk only
     for rel_dir in sorted(d.rstrip("/") + "/" for d in directories):
         if not (walked and rel_dir.startswith(walked[-1])):
             walked.append(rel_dir)
-    direct: dict[str, bool] = {}  # directory -> reached with no symlink on the way
     for rel_dir in (d[:-1] for d in walked):
         try:  # one gone since (or no longer a directory) is not walked: it is not there
             if not stat.S_ISDIR(os.lstat(os.path.join(repo, rel_dir)).st_mode):
                 continue
         except OSError:
             continue
-        if _reachable(rel_dir, excluded, is_dir=True) and _direct(root, rel_dir, direct):
+        if _reachable(rel_dir, excluded, is_dir=True) and sandbox.direct(rel_dir):
             start.append((os.path.join(repo, rel_dir), rel_dir + "/", _in_registry(rel_dir)))
     _walk(found, start, root, None, excluded)
     below = tuple(walked)
     for rel in set(files):
         if rel.startswith(below) or not _reachable(rel, excluded, is_dir=False):
             continue
-        if not _direct(root, rel.rpartition("/")[0], direct):
+        if not sandbox.direct(rel.rpartition("/")[0]):
             continue  # beyond a symlinked directory, which the walk never follows
         full = os.path.join(repo, rel)
         try:
@@ -236,15 +236,6 @@ def discover_named(
         named = _Named(full, name, st)
         _entry(found, named, rel_top + "/" if rel_top else "", _in_registry(rel_top), root, None)
     return found.sorted()
-
-
-def _direct(root: str, rel_dir: str, known: dict[str, bool]) -> bool:
-    """Whether the walk reaches directory ``rel_dir`` (below the real ``root``):
-    no symlink on the way, itself included (its real path is its path)."""
-    if rel_dir not in known:
-        full = os.path.join(root, rel_dir) if rel_dir else root
-        known[rel_dir] = os.path.realpath(full) == full
-    return known[rel_dir]
 
 
 def _in_registry(rel_dir: str) -> bool:
