@@ -449,8 +449,15 @@ def test_baseline_states_are_forgotten_by_the_next_build(history: Repo):
     CliRunner().invoke(cli, [*args, "--base", "base"])
     assert {f.baseline for f in li.findings(history.db_path)} >= {"new", "unchanged"}
     compared = sqlite_utils.Database(history.db_path)
-    assert compared.table("changes").count > 0  # its facets' columns are indexed for its page
-    assert {i.columns[0] for i in compared.table("changes").indexes} >= {"change", "record_type"}
+    changes = compared.table("changes")
+    assert changes.count > 0
+    # Its columns as metadata.yml and its page name them, a row an id (the row
+    # page's address), and its facets' columns indexed.
+    columns = ["id", "change", "record_type", "record_id", "file", "field", "before", "after"]
+    assert [c.name for c in changes.columns] == columns and changes.pks == ["id"]
+    assert all(isinstance(row["id"], int) for row in changes.rows)
+    indexed = {tuple(i.columns) for i in changes.indexes}
+    assert indexed == {("file",), ("record_type", "record_id"), ("change",)}
     compared.close()
     history.edit("registry/packets/2026/20260905-claude-retention-followup.json", notes="again")
     CliRunner().invoke(cli, args)
@@ -462,6 +469,29 @@ def test_baseline_states_are_forgotten_by_the_next_build(history: Repo):
     index.close()
     sarif = json.loads(CliRunner().invoke(cli, [*args, "--format", "sarif"]).output)
     assert all("baselineState" not in r for r in sarif["runs"][0]["results"])
+
+
+def test_a_comparison_is_forgotten_by_a_check_of_the_same_unchanged_files(history: Repo):
+    """Nothing changed since a check --base: the next check without it still
+    writes the index (the comparison describes that check, not this one), while
+    a check of an index never compared, nothing changed, leaves it as it is."""
+    _baseline_change(history)
+    args = ["check", str(history.root), "--db", str(history.db_path), "--format", "json"]
+    CliRunner().invoke(cli, [*args, "--base", "base"])
+    assert sqlite_utils.Database(history.db_path).table("changes").exists()
+    CliRunner().invoke(cli, args)
+    index = sqlite_utils.Database(history.db_path)
+    assert not index.table("changes").exists()
+    assert index.table("build_info").count_where("key = 'base'") == 0
+    index.close()
+    before = _written(history.db_path)
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code in (0, 1) and _written(history.db_path) == before
+
+
+def _written(db_path: Path) -> tuple[int, int]:
+    st = db_path.stat()
+    return st.st_ino, st.st_mtime_ns
 
 
 def test_base_of_a_repository_in_a_sub_directory_of_the_work_tree(tmp_path: Path, monkeypatch):

@@ -97,10 +97,10 @@ def check_transitions(db_path: Path, base_db: Path, settings: Settings | None = 
         return checks.run_checks(db, transitions, replace=False, settings=settings)
 
 
-def compare_findings(db_path: Path, base_db: Path) -> tuple[int, int]:
+def compare_findings(db_path: Path, base_db: Path) -> None:
     """Mark each finding of the head ``new`` or ``unchanged`` (its ``baseline``
     column), and keep the base's findings the head no longer has in
-    ``absent_findings``. Returns (new, unchanged)."""
+    ``absent_findings``."""
     # The same finding is the one of the same identity (checks.IDENTITY_SQL):
     # each lookup is a search of the identity index, linear however many.
     with attached(db_path, base_db) as db:
@@ -118,9 +118,7 @@ def compare_findings(db_path: Path, base_db: Path) -> tuple[int, int]:
             f"CREATE TABLE absent_findings AS SELECT {keys} FROM base.findings b "
             f"WHERE NOT {in_head}"
         )
-        counts = dict(db.execute("SELECT baseline, count(*) FROM findings GROUP BY baseline"))
         db.conn.commit()
-    return counts.get("new", 0), counts.get("unchanged", 0)
 
 
 # A record is matched across revisions by type and ID; one without an ID (it
