@@ -585,6 +585,24 @@ def test_checks_can_be_rerun_on_an_existing_index(tmp_path: Path):
     assert run_checks(db) == len(first)
 
 
+def test_checks_not_replacing_add_to_the_findings_whatever_changed(tmp_path: Path):
+    """replace=False adds the catalogue's findings to those the index holds (as a
+    comparison adds its transition findings): the files an incremental build
+    read again do not narrow it, and no finding already there is dropped."""
+    db_path = tmp_path / "s.db"
+    CliRunner().invoke(cli, ["build", str(SAMPLE_REPO), "--db", str(db_path)])
+    db = sqlite_utils.Database(db_path)
+
+    def found() -> list[tuple[Any, ...]]:
+        # (Without its id and identity: a second copy of a finding is its second occurrence.)
+        rows = findings_of(db)
+        return sorted(tuple(v for k, v in f.items() if k not in ("id", "identity")) for f in rows)
+
+    first = found()
+    assert first and run_checks(db, replace=False, changed=[]) == len(first)
+    assert found() == sorted(first + first)
+
+
 def test_clean_repository_of_a_few_thousand_records_has_no_findings(tmp_path: Path):
     from bench.generate import generate
     from labnote_index.api import build as build_index
