@@ -603,6 +603,20 @@ def test_checks_not_replacing_add_to_the_findings_whatever_changed(tmp_path: Pat
     assert found() == sorted(first + first)
 
 
+def test_checks_not_replacing_on_an_index_without_findings_make_the_table(tmp_path: Path):
+    """No findings table yet: adding to it makes it as a run that replaces does
+    (its id key, its indexes, the catalogue it links to), not a table of
+    whatever columns the first rows have."""
+    db_path = tmp_path / "s.db"
+    CliRunner().invoke(cli, ["build", str(SAMPLE_REPO), "--db", str(db_path)])
+    db = sqlite_utils.Database(db_path)
+    expected = len(findings_of(db))
+    db["findings"].drop()
+    assert run_checks(db, replace=False) == expected
+    assert db["findings"].pks == ["id"] and db["checks"].count > 0
+    assert {i.columns[0] for i in db["findings"].indexes} >= {"file", "check", "identity"}
+
+
 def test_clean_repository_of_a_few_thousand_records_has_no_findings(tmp_path: Path):
     from bench.generate import generate
     from labnote_index.api import build as build_index
