@@ -133,3 +133,13 @@ def test_which_file_says_and_which_says_nothing():
         declared_config(reader(own="fail-on = \n"))
     assert str(raised.value).startswith("labnote-index.toml: not valid TOML (")
     assert declared_config(reader()) == (None, {})
+
+
+def test_an_exclude_pattern_may_end_with_a_slash():
+    """A pattern "drafts/" names the directory drafts, as "drafts" does (the walk asks of a
+    directory by its name, with no slash); only the slash is taken off."""
+    excluded = load_settings(reader(own='exclude = ["drafts/", "old/X/"]'), KNOWN).excluded()
+    assert excluded is not None
+    assert excluded("drafts") and excluded("old/X")
+    assert not excluded("old") and not excluded("drafts2")
+    assert load_settings(reader(), KNOWN).excluded() is None
