@@ -14,19 +14,15 @@ interpreter starting and importing).
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.benchmark import touch_one_record  # noqa: E402
+from bench.benchmark import phases, run, touch_one_record  # noqa: E402
 from bench.generate import generate  # noqa: E402
 
 # The console script pre-commit runs (installed beside this Python).
@@ -34,37 +30,22 @@ CLI = [str(Path(sys.executable).parent / "labnote-index")]
 STEPS = [sys.executable, str(ROOT / "bench" / "steps.py")]
 
 
-def timed(args: list[str], env: dict[str, str] | None = None) -> float:
-    """One run of a command to its end, in seconds (its output dropped; the hook
-    exits 1 where it finds errors, which a generated repository has none of)."""
-    start = time.perf_counter()
-    done = subprocess.run(args, env=env, capture_output=True)
-    seconds = time.perf_counter() - start
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(args)} failed: {done.stderr.decode()[-500:]}")
-    return seconds
-
-
 def measure(repo: Path, repeat: int) -> dict[str, object]:
     """The hook after one edit and the stat walk, interleaved; medians, their ratio,
     and the phases of one more hook run."""
     edited = touch_one_record(repo, 0, -1).relative_to(repo)
     hook = [*CLI, "check", str(repo), "--cache", str(edited)]
-    timed(hook)  # the cache primed (a first run builds it in full)
+    run(hook)  # the cache primed (a first run builds it in full)
     walk = [*STEPS, "stat-walk", str(repo)]
     hooks, walks = [], []
     for n in range(repeat):
         touch_one_record(repo, 0, n)
-        hooks.append(timed(hook))
-        walks.append(timed(walk))
+        hooks.append(run(hook).seconds)
+        walks.append(run(walk).seconds)
     with tempfile.TemporaryDirectory() as work:
-        out = Path(work) / "phases.json"
-        touch_one_record(repo, 0, repeat)
-        wall = timed(hook, env={**os.environ, "LABNOTE_INDEX_PHASES": str(out)})
-        phases = json.loads(out.read_text())
-    phases = {"start-up and imports": wall - sum(phases.values()), **phases}
+        spent = phases(hook, repo, Path(work))  # after one more edit
     hook_s, walk_s = statistics.median(hooks), statistics.median(walks)
-    return {"hook": hook_s, "stat_walk": walk_s, "ratio": hook_s / walk_s, "phases": phases}
+    return {"hook": hook_s, "stat_walk": walk_s, "ratio": hook_s / walk_s, "phases": spent}
 
 
 def main() -> None:
