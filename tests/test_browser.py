@@ -466,3 +466,22 @@ def test_a_lineage_picture_opens_on_its_record(server: str, browser, path: str):
         and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + 1
     )
     assert errors == []  # the policy lets the page's own script run, nothing else
+
+
+def test_a_lineage_picture_s_labels_and_boxes_never_overlap(server: str, browser):
+    """The layout places each edge's label as it places the boxes: as the browser
+    draws them (real text widths), no label overlaps a box or another label (they
+    ran into each other: `source_packet_id derivative_of`)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(server + "/sample/-/lineage?node=20260903-maria-ops-retention-question")
+    graph = page.locator(".labnote-graph svg").first
+    drawn = graph.evaluate(
+        """svg => [...svg.querySelectorAll('rect, text[paint-order="stroke"]')].map(e => {
+            const b = e.getBBox(); return [e.tagName, b.x, b.y, b.width, b.height]; })"""
+    )
+    labels = [d for d in drawn if d[0] == "text"]
+    assert len(labels) >= 8 and sum(d[0] == "rect" for d in drawn) >= 8
+    for i, (_, x, y, w, h) in enumerate(drawn):
+        for _, x2, y2, w2, h2 in drawn[i + 1 :]:
+            assert x + w <= x2 or x2 + w2 <= x or y + h <= y2 or y2 + h2 <= y, (drawn[i], x2, y2)
+    page.close()

@@ -209,6 +209,9 @@ branch_specs = st.lists(
 )
 
 
+FIELDS = ["reply_to", "derivative_of", "response_packet_id", "source_packet_id", "input_packets"]
+
+
 def _tree(specs: list) -> tuple[dict, list[dict]]:
     tree: dict = {"node": "start.json", "kind": "packet", "label": "<b>start</b>", "status": None}
     tree["up"], tree["down"] = [], []
@@ -223,7 +226,8 @@ def _tree(specs: list) -> tuple[dict, list[dict]]:
             "expected": "message",
             "label": label,
             "status": "open",
-            "via": ["reply_to"],
+            # One to five fields: a label of several lines, some cut at the last.
+            "via": FIELDS[: 1 + len(label) % len(FIELDS)],
             "repeated": what == "repeated",
             "missing": what == "missing",
             "more": more if what == "record" else 0,
@@ -259,10 +263,17 @@ def _tree(specs: list) -> tuple[dict, list[dict]]:
     + [(1, "down", "record", "0", 1), (0, "down", "record", "0", 1)]
     + [(3, "down", "repeated", "0", 0)]
 )
+# Two ancestors of one record (and edges from the record to itself): igraph's
+# layout put their boxes half a slot apart, one over the other.
+@example(
+    [(0, "up", "record", "0", 0)] * 3
+    + [(0, "up", "repeated", "0", 0)] * 2
+    + [(1, "up", "record", "0", 0)] * 2
+)
 def test_a_lineage_picture_is_well_formed_and_no_boxes_overlap(specs: list):
     import xml.etree.ElementTree as ET
 
-    from labnote_index.web.graph import lineage_svg
+    from labnote_index.web.graph import CHAR, lineage_svg
 
     tree, made = _tree(specs)
     svg = lineage_svg(tree, lambda node: f"/db/-/lineage?node={node}&x=<1>")
@@ -274,8 +285,16 @@ def test_a_lineage_picture_is_well_formed_and_no_boxes_overlap(specs: list):
     ]
     # One box a record (a missing one: a box a reference); one reached again has its first.
     assert len(rects) == 1 + sum(not b["repeated"] for b in made)
-    for i, (x, y, w, h) in enumerate(rects):
-        for x2, y2, w2, h2 in rects[i + 1 :]:
+    # Edge labels (a line each of a label's fields, haloed): where the layout put
+    # them, clear of every box and of every other label.
+    labels = [t for t in root.iter(f"{ns}text") if t.get("paint-order") == "stroke"]
+    assert len(labels) >= sum(1 for b in made if b["via"])
+    drawn = rects + [
+        (float(t.get("x")) - len(t.text) * CHAR / 2, float(t.get("y")) - 9, len(t.text) * CHAR, 12)
+        for t in labels
+    ]
+    for i, (x, y, w, h) in enumerate(drawn):
+        for x2, y2, w2, h2 in drawn[i + 1 :]:
             assert x + w <= x2 or x2 + w2 <= x or y + h <= y2 or y2 + h2 <= y
     titles = [t.text for t in root.iter(f"{ns}title")]
     for b in made:

@@ -3,17 +3,15 @@
 Each record has one box: a record reached a second time (two packets derived
 from one source, a thread that joins) gets a second edge to the box it has, not
 a second box. The lineage's tree (each record where it was first reached) gives
-the layered layout: each branch one row further from the record, leaves side by
-side in the order the tree lists them, a parent centred over its children; the
-other edges are drawn over it, their labels at their middles. It is worked out
-in two passes over the branches, without recursion, in time linear in what is
-drawn. Every piece of record text goes through ``escape``: nothing from the
-repository can become markup in the picture.
+each box its row, one further from the record for each branch; igraph's layered
+(Sugiyama) layout orders the boxes in their rows to cross few edges, places each
+edge's label as a vertex of its own, so no two labels share a place, and bends
+the edges that pass a row. Every piece of record text goes through ``escape``:
+nothing from the repository can become markup in the picture.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
@@ -41,6 +39,8 @@ ROW = 96  # from one row of boxes to the next
 GAP = 24  # between boxes side by side
 BOX_HEIGHT = 48
 MARGIN = 16
+LABEL_LINE = 12  # an edge label's lines, in the 48 px between two rows
+LABEL_LINES = 3
 
 
 @dataclass
@@ -57,14 +57,29 @@ class _Box:
     x: float = 0.0
 
 
-def _cut(text: str) -> str:
+def _cut(text: str, chars: int = MAX_CHARS) -> str:
     """A label that fits its box: a long one cut in the middle, since the end of
     an ID or a path is what tells two apart (``...-review-11-msg-07``)."""
     text = shown(text)  # control characters are not even XML
-    if len(text) <= MAX_CHARS:
+    if len(text) <= chars:
         return text
-    head = (MAX_CHARS - 1) // 2
-    return text[:head] + "…" + text[-(MAX_CHARS - 1 - head) :]
+    head = (chars - 1) // 2
+    return text[:head] + "…" + text[-(chars - 1 - head) :]
+
+
+def _label_lines(via: str, chars: int) -> list[str]:
+    """An edge's fields on as many lines of at most ``chars`` as the space between
+    two rows holds (a field too long for one is cut in the middle, like a label)."""
+    lines: list[str] = []
+    for name in via.split(", ") if via else []:
+        name = _cut(name, chars)
+        if lines and len(lines[-1]) + 2 + len(name) <= chars:
+            lines[-1] += ", " + name
+        else:
+            lines.append(name)
+    if len(lines) > LABEL_LINES:  # the rest is in the record's own page
+        lines[LABEL_LINES - 1 :] = [_cut(", ".join(lines[LABEL_LINES - 1 :]), chars)]
+    return lines
 
 
 @dataclass
@@ -148,38 +163,6 @@ def _boxes(tree: dict[str, Any], url_for: Callable[[str], str]) -> tuple[list[_B
     return boxes, edges
 
 
-def _place(boxes: list[_Box], width: float) -> None:
-    """x of every box: leaves side by side in tree order, parents centred over
-    their children, each side of the record centred on it."""
-    slot = width + GAP
-    for side in (-1, 1):
-        order = [i for i, b in enumerate(boxes) if b.row * side > 0]
-        top = [i for i in boxes[0].children if boxes[i].row == side]
-        # Leaves left to right in tree order, a walk of the children lists (a box
-        # can gain a child after others were drawn: a "+N more" of a record met
-        # again), with a stack of its own, never recursion.
-        walked, stack, leaves = [], list(reversed(top)), 0
-        while stack:
-            i = stack.pop()
-            walked.append(i)
-            if boxes[i].children:
-                stack.extend(reversed(boxes[i].children))
-            else:
-                boxes[i].x = leaves * slot
-                leaves += 1
-        for i in reversed(walked):  # children before their parents
-            kids = boxes[i].children
-            if kids:
-                boxes[i].x = (boxes[kids[0]].x + boxes[kids[-1]].x) / 2
-        if top:  # centre this side's first row on the record
-            shift = -(boxes[top[0]].x + boxes[top[-1]].x) / 2
-            for i in order:
-                boxes[i].x += shift
-    left = min(b.x for b in boxes)
-    for b in boxes:
-        b.x += MARGIN - left
-
-
 def _add_more(boxes: list[_Box], owner: int, count: int, step: int) -> None:
     """A "+N more" box below (or above) box ``owner``, leading on to its lineage."""
     box = boxes[owner]
@@ -189,20 +172,122 @@ def _add_more(boxes: list[_Box], owner: int, count: int, step: int) -> None:
     box.children.append(len(boxes) - 1)
 
 
+@dataclass
+class _Line:
+    """One drawn edge, from the source to what derives from it (or answers it)."""
+
+    source: int
+    target: int
+    via: str
+    style: str  # node, missing, more: the style of the box the edge leads to
+
+
+def _lines(boxes: list[_Box], edges: list[_Edge]) -> list[_Line]:
+    """Every edge of the picture: the tree's (a box to the one it hangs from) and
+    the ones to a record reached again. Arrows run as the tree's do: from a source
+    to what derives from it, so an ancestor's edge runs into the box below it."""
+    lines = []
+    for n, box in enumerate(boxes[1:], 1):
+        parent = box.parent or 0
+        source, target = (n, parent) if box.row < boxes[parent].row else (parent, n)
+        lines.append(_Line(source, target, box.via, box.style))
+    for edge in edges:
+        source, target = (edge.box, edge.parent) if edge.up else (edge.parent, edge.box)
+        lines.append(_Line(source, target, edge.via, "node"))
+    return lines
+
+
+def _layout(
+    boxes: list[_Box], lines: list[_Line], top: int
+) -> tuple[list[float], list[tuple[float, float] | None], list[list[tuple[float, float]]]]:
+    """A layered (Sugiyama) layout by igraph: the x of every box's slot, where each
+    edge's label goes, and the bends of each edge, in slots and layers.
+
+    Rows of boxes are the even layers; each labelled edge has a vertex of its own
+    in the odd layer just above the box it leads down into, so the layout places
+    labels as it places boxes, never two in one place. An edge within one row
+    runs down to its vertex in the layer under the row and back up."""
+    import igraph  # type: ignore[import-untyped]  # the web pages only: a check never draws
+
+    graph = igraph.Graph(directed=True)
+    layers = [2 * (b.row - top) for b in boxes]
+    pieces: list[list[int]] = []  # each line's vertices, from its upper box down
+    pairs: list[tuple[int, int]] = []
+    for line in lines:
+        upper, lower = sorted((line.source, line.target), key=lambda i: boxes[i].row)
+        chain = [upper]
+        if boxes[upper].row == boxes[lower].row:
+            chain.append(len(layers))
+            layers.append(layers[lower] + 1)
+        elif line.via:
+            chain.append(len(layers))
+            layers.append(layers[lower] - 1)
+        chain.append(lower)
+        pieces.append(chain)
+        pairs.extend(zip(chain, chain[1:], strict=False))
+    graph.add_vertices(len(layers))
+    graph.add_edges(pairs)
+    layout = graph.layout_sugiyama(layers=layers, hgap=1, vgap=1)
+    coords = [list(c) for c in layout.coords]
+    routing = [[list(p) for p in bends] for bends in layout.edge_routing]
+    # igraph's coordinates (the average of Brandes and Köpf's four alignments) can
+    # bring two vertices of a layer closer than hgap: keep its order in each layer
+    # and push each vertex (a bend of a long edge is one too) right of the one
+    # before it, one sweep a layer.
+    in_layer: dict[float, list[list[float]]] = {}
+    for point in [*coords, *(p for bends in routing for p in bends)]:
+        in_layer.setdefault(point[1], []).append(point)
+    for members in in_layer.values():
+        members.sort(key=lambda p: p[0])  # stable: igraph's order where x ties
+        for before, point in zip(members, members[1:], strict=False):
+            point[0] = max(point[0], before[0] + 1)
+    left = min(members[0][0] for members in in_layer.values())
+    xs = [coords[i][0] - left for i in range(len(boxes))]
+    labels: list[tuple[float, float] | None] = []
+    bends: list[list[tuple[float, float]]] = []
+    k = 0  # the igraph edge each piece starts at
+    for line, chain in zip(lines, pieces, strict=True):
+        points: list[tuple[float, float]] = []
+        label = None
+        for b in chain[1:]:
+            points.extend((x - left, y) for x, y in routing[k])
+            if b >= len(boxes):  # the label's vertex: the edge runs through it
+                label = (coords[b][0] - left, coords[b][1])
+                points.append(label)
+            k += 1
+        if line.source != chain[0]:  # drawn from the source
+            points.reverse()
+        labels.append(label)
+        bends.append(points)
+    return xs, labels, bends
+
+
 def lineage_svg(tree: dict[str, Any], url_for: Callable[[str], str]) -> str:
     """The SVG of a lineage tree, each record's box a link made by ``url_for``."""
     boxes, edges = _boxes(tree, url_for)
-    longest = max(len(line) for b in boxes for line in b.lines)
-    width = max(120.0, longest * CHAR + 16)
-    _place(boxes, width)
+    lines = _lines(boxes, edges)
+    longest = max(len(text) for text in [*(s for b in boxes for s in b.lines), "x" * 17])
+    width = longest * CHAR + 16
+    vias = [_label_lines(line.via, longest) for line in lines]
+    slot = width + GAP
     top = min(b.row for b in boxes)
     rows = max(b.row for b in boxes) - top + 1
+    xs, labels, bends = _layout(boxes, lines, top)
+    for box, x in zip(boxes, xs, strict=True):
+        box.x = MARGIN + x * slot
 
     def y(box: _Box) -> float:
         return MARGIN + (box.row - top) * ROW
 
-    svg_width = max(b.x for b in boxes) + width + MARGIN
-    svg_height = MARGIN * 2 + (rows - 1) * ROW + BOX_HEIGHT
+    def at(point: tuple[float, float]) -> tuple[float, float]:
+        """A point of the layout (slots, layers) in pixels: the middle of its slot."""
+        return MARGIN + point[0] * slot + width / 2, MARGIN + point[1] * ROW / 2 + BOX_HEIGHT / 2
+
+    right = max([*xs, *(p[0] for bend in bends for p in bend)])  # labels are on bends
+    svg_width = MARGIN * 2 + right * slot + width
+    # A label under the last row (an edge within it) makes the picture taller.
+    lowest = max([(rows - 1) * 2, *(p[1] for bend in bends for p in bend)])
+    svg_height = MARGIN * 2 + lowest * ROW / 2 + BOX_HEIGHT
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{svg_width:.0f}" '
         f'height="{svg_height:.0f}" viewBox="0 0 {svg_width:.0f} {svg_height:.0f}" '
@@ -211,68 +296,39 @@ def lineage_svg(tree: dict[str, Any], url_for: Callable[[str], str]) -> str:
         f'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="{LINE_COLOUR}"/>'
         "</marker></defs>",
     ]
-    meets = _meeting_points(boxes, width)
-    for n, box in enumerate(boxes[1:], 1):  # edges first, under the boxes
-        parent = boxes[box.parent or 0]
-        at, mine = meets[n], box.x + width / 2
-        if box.row < parent.row:  # an ancestor: its edge comes down into the parent
-            x1, y1, x2, y2 = mine, y(box) + BOX_HEIGHT, at, y(parent)
-            label_y = y1 + 14
-        else:
-            x1, y1, x2, y2 = at, y(parent) + BOX_HEIGHT, mine, y(box)
-            label_y = y2 - 8
-        dash = ' stroke-dasharray="5,3"' if box.style in ("missing", "more") else ""
-        colour = MISSING_COLOUR if box.style == "missing" else LINE_COLOUR
-        out.append(
-            f'<path d="M{x1:.1f},{y1:.1f} C{x1:.1f},{y1 + 30:.1f} {x2:.1f},{y2 - 30:.1f} '
-            f'{x2:.1f},{y2:.1f}" fill="none" stroke="{colour}"{dash} marker-end="url(#arrow)"/>'
-        )
-        if box.via:
-            out.append(
-                f'<text x="{mine + 4:.1f}" y="{label_y:.1f}" font-size="11" '
-                f'fill="#374151">{escape(shown(box.via))}</text>'
-            )
-    for edge in edges:  # a record reached again: an edge to the box it has
-        # Arrows run as the tree's do: from a source to what derives from it.
-        source, target = boxes[edge.parent], boxes[edge.box]
-        if edge.up:
-            source, target = target, source
+    texts: list[str] = []
+    for line, via, label, bend in zip(lines, vias, labels, bends, strict=True):  # under the boxes
+        source, target = boxes[line.source], boxes[line.target]
         x1, x2 = source.x + width / 2, target.x + width / 2
-        if target.row > source.row:  # below: bottom to top
-            y1, y2, bend1, bend2 = y(source) + BOX_HEIGHT, y(target), 40, -40
-        elif target.row < source.row:  # above: top to bottom
-            y1, y2, bend1, bend2 = y(source), y(target) + BOX_HEIGHT, -40, 40
-        else:  # one row: bottom to bottom, curving under the row
-            y1 = y2 = y(source) + BOX_HEIGHT
-            bend1 = bend2 = 40
-        out.append(
-            f'<path d="M{x1:.1f},{y1:.1f} C{x1:.1f},{y1 + bend1:.1f} {x2:.1f},{y2 + bend2:.1f} '
-            f'{x2:.1f},{y2:.1f}" fill="none" stroke="{LINE_COLOUR}" marker-end="url(#arrow)"/>'
+        # Out of the side facing the target: within one row, the bottom of both.
+        y1 = y(source) + (0 if target.row < source.row else BOX_HEIGHT)
+        y2 = y(target) + (BOX_HEIGHT if target.row <= source.row else 0)
+        points = [(x1, y1), *(at(p) for p in bend), (x2, y2)]
+        # Each step a curve that leaves and meets its points upright.
+        path = f"M{x1:.1f},{y1:.1f}" + "".join(
+            f" C{a[0]:.1f},{(a[1] + b[1]) / 2:.1f} {b[0]:.1f},{(a[1] + b[1]) / 2:.1f} "
+            f"{b[0]:.1f},{b[1]:.1f}"
+            for a, b in zip(points, points[1:], strict=False)
         )
-        if edge.via:
-            out.append(
-                f'<text x="{(x1 + x2) / 2 + 4:.1f}" y="{(y1 + y2) / 2:.1f}" font-size="11" '
-                f'fill="#374151">{escape(shown(edge.via))}</text>'
-            )
+        place = at(label) if label else (0.0, 0.0)
+        dash = ' stroke-dasharray="5,3"' if line.style in ("missing", "more") else ""
+        colour = MISSING_COLOUR if line.style == "missing" else LINE_COLOUR
+        out.append(
+            f'<path d="{path}" fill="none" stroke="{colour}"{dash} marker-end="url(#arrow)"/>'
+        )
+        # Over every line, white round it, so a line crossing it does not hide it.
+        first = place[1] + 4 - (len(via) - 1) * LABEL_LINE / 2
+        texts.extend(
+            f'<text x="{place[0]:.1f}" y="{first + n * LABEL_LINE:.1f}" text-anchor="middle" '
+            'fill="#374151" stroke="#ffffff" stroke-width="3" '
+            f'paint-order="stroke">{escape(text)}</text>'
+            for n, text in enumerate(via)
+        )
+    out.extend(texts)
     for box in boxes:
         out.append(_box_svg(box, y(box), width))
     out.append("</svg>")
     return "\n".join(out)
-
-
-def _meeting_points(boxes: list[_Box], width: float) -> dict[int, float]:
-    """Where each box's edge meets its parent: a parent's children on one side
-    spread along it in order, and each edge's label sits at the child's end, so
-    no two of them overlap. One pass: a record may have thousands of missing
-    references, each a child of its own."""
-    sides: dict[tuple[int, int], list[int]] = defaultdict(list)
-    for n, box in enumerate(boxes[1:], 1):
-        sides[(box.parent or 0, box.row)].append(n)
-    meets = {}
-    for (parent, _), children in sides.items():
-        for k, n in enumerate(children, 1):
-            meets[n] = boxes[parent].x + width * k / (len(children) + 1)
-    return meets
 
 
 def _box_svg(box: _Box, top: float, width: float) -> str:
