@@ -218,3 +218,227 @@ def test_a_story_walks_the_reply_thread_from_its_first_message(sample_repo: Repo
         (1, "20260903-claude-retention-ack"),
         (2, "20260904-maria-ops-retention-scope"),
     ]
+
+
+# The rows one manifest, template or lock becomes, field by field: what the
+# handoff tables, their checks and the lineage read.
+
+PACKET_DIR = "docs/workflow/roles/architect/reports/m1/packet-v002"
+
+
+def test_a_manifest_s_rows_keep_every_field_as_written():
+    from labnote_index.format.handoff import manifest_rows
+
+    data = {
+        "schema_version": 2,
+        "role": "architect",
+        "milestone": "m1",
+        "packet_version": "packet-v002",
+        "status": "ready_for_next_role",
+        "created_at": "2026-09-01",
+        "updated_at": "2026-09-02",
+        "summary": "the plan",
+        "documents": [
+            {"path": "plan.md", "type": "plan", "required": False, "description": "d"},
+            "not an object",
+            {"path": "notes.md"},
+            {"path": "risk.md", "required": "no"},  # not false: required
+        ],
+        "input_packets": [
+            {
+                "role": "pm",
+                "milestone": "m1",
+                "packet_version": "packet-v001",
+                "manifest": "docs/workflow/roles/pm/reports/m1/packet-v001/handoff.manifest.json",
+                "status_at_consumption": "ready_for_next_role",
+                "consumption_status": "accepted_as_input",
+                "note": "kept",
+            },
+            7,
+            {"role": "qa"},
+        ],
+        "source_scopes": ["a"],
+        "handoff_to": ["developer"],
+        "open_questions": [],
+        "blocked": False,
+        "required_confirmations": ["x"],
+        "reviewer": "maria",
+    }
+    rows = manifest_rows(PACKET_DIR + "/handoff.manifest.json", data, True)
+    assert rows["handoff_packets"] == [
+        {
+            "packet_dir": PACKET_DIR,
+            "manifest": PACKET_DIR + "/handoff.manifest.json",
+            "dir_role": "architect",
+            "dir_milestone": "m1",
+            "dir_packet_version": "packet-v002",
+            "role": "architect",
+            "milestone": "m1",
+            "packet_version": "packet-v002",
+            "status": "ready_for_next_role",
+            "created_at": "2026-09-01",
+            "updated_at": "2026-09-02",
+            "summary": "the plan",
+            "version_number": 2,
+            "schema_version": "2",
+            "blocked": False,
+            "handoff_to": ["developer"],
+            "return_to": None,
+            "source_scopes": ["a"],
+            "open_questions": [],
+            "required_confirmations": ["x"],
+            "extra": '{"reviewer": "maria"}',
+            "valid": True,
+        }
+    ]
+    document = {"packet_dir": PACKET_DIR, "type": None, "description": None}
+    assert rows["handoff_documents"] == [
+        {
+            **document,
+            "position": 0,
+            "path": "plan.md",
+            "type": "plan",
+            "required": False,
+            "description": "d",
+        },
+        {**document, "position": 1, "path": "notes.md", "required": True},
+        {**document, "position": 2, "path": "risk.md", "required": True},
+    ]
+    assert rows["input_packets"] == [
+        {
+            "consumer": PACKET_DIR,
+            "position": 0,
+            "role": "pm",
+            "milestone": "m1",
+            "packet_version": "packet-v001",
+            "manifest": "docs/workflow/roles/pm/reports/m1/packet-v001/handoff.manifest.json",
+            "status_at_consumption": "ready_for_next_role",
+            "consumption_status": "accepted_as_input",
+            "extra": '{"note": "kept"}',
+        },
+        {
+            "consumer": PACKET_DIR,
+            "position": 1,
+            "role": "qa",
+            **dict.fromkeys(
+                ("milestone", "packet_version", "manifest", "status_at_consumption"), None
+            ),
+            "consumption_status": None,
+            "extra": None,
+        },
+    ]
+    # Nothing beyond the known fields: no extra at all, not an empty object.
+    plain = {k: v for k, v in data.items() if k != "reviewer"}
+    assert (
+        manifest_rows("m/handoff.manifest.json", plain, False)["handoff_packets"][0]["extra"]
+        is None
+    )
+
+
+def test_a_lock_s_rows_keep_every_field_as_written():
+    from labnote_index.format.handoff import lock_rows
+
+    lock = PACKET_DIR + "/packet.lock.json"
+    data = {
+        "schema_version": "1",
+        "role": "architect",
+        "milestone": "m1",
+        "packet_version": "packet-v002",
+        "status": "locked",
+        "files": [{"path": "plan.md", "sha256": "ab"}, [], {"path": "x.md"}],
+        "signed_by": "maria",
+    }
+    rows = lock_rows(lock, data)
+    assert rows["packet_locks"] == [
+        {
+            "lock_file": lock,
+            "packet_dir": PACKET_DIR,
+            "role": "architect",
+            "milestone": "m1",
+            "packet_version": "packet-v002",
+            "status": "locked",
+            "schema_version": "1",
+            "extra": '{"signed_by": "maria"}',
+        }
+    ]
+    assert rows["locked_files"] == [
+        {"lock_file": lock, "packet_dir": PACKET_DIR, "path": "plan.md", "recorded_sha256": "ab"},
+        {"lock_file": lock, "packet_dir": PACKET_DIR, "path": "x.md", "recorded_sha256": None},
+    ]
+    del data["signed_by"]
+    assert lock_rows(lock, data)["packet_locks"][0]["extra"] is None
+    assert lock_rows(lock, {"files": "none"}) == {
+        "packet_locks": [
+            {"lock_file": lock, "packet_dir": PACKET_DIR, "extra": "{}" if False else None}
+            | dict.fromkeys(("role", "milestone", "packet_version", "status", "schema_version"))
+        ],
+        "locked_files": [],
+    }
+
+
+def test_a_template_s_row_keeps_what_it_says():
+    from labnote_index.format.handoff import template_rows
+
+    manifest = "docs/workflow/roles/qa/templates/handoff.manifest.json"
+    data = {
+        "schema_version": 1,
+        "role": "qa",
+        "milestone": "template",
+        "packet_version": "packet-v001",
+        "status": "draft",
+        "summary": "<summary>",
+        "documents": [{"path": "report.md"}, "x", {"type": "t"}],
+        "return_to": "developer",
+        "owner": "qa",
+    }
+    assert template_rows(manifest, data, False) == {
+        "handoff_templates": [
+            {
+                "manifest": manifest,
+                "dir_role": "qa",
+                "role": "qa",
+                "milestone": "template",
+                "packet_version": "packet-v001",
+                "status": "draft",
+                "summary": "<summary>",
+                "schema_version": "1",
+                "documents": ["report.md", None],
+                "handoff_to": None,
+                "return_to": "developer",
+                "extra": '{"owner": "qa"}',
+                "valid": False,
+            }
+        ]
+    }
+    del data["owner"]
+    assert template_rows(manifest, data, True)["handoff_templates"][0]["extra"] is None
+
+
+def test_a_packet_directory_names_its_role_milestone_and_version_only_at_its_place():
+    from labnote_index.format.handoff import packet_location, version_number
+
+    named = {"dir_role": "a", "dir_milestone": "m", "dir_packet_version": "packet-v001"}
+    assert packet_location("docs/workflow/roles/a/reports/m/packet-v001") == named
+    assert packet_location("roles/a/reports/m/packet-v001") == named  # at the root
+    nothing = dict.fromkeys(named)
+    for near in (
+        "docs/workflow/roles/a/reports/m/packet-v001/deeper",  # one level too deep
+        "docs/workflow/roles/a/reports/packet-v001",  # no milestone
+        "docs/workflow/roles/a/report/m/packet-v001",  # not reports
+        "docs/workflow/role/a/reports/m/packet-v001",  # not roles
+        "a/reports/m/packet-v001",
+    ):
+        assert packet_location(near) == nothing, near
+    assert version_number("packet-v012") == 12
+    assert version_number("packet-v1000") == 1000 > version_number("packet-v999")  # type: ignore[operator]
+    assert version_number("packet-v" + "9" * 9) == 999_999_999
+    for near in (
+        "packet-v" + "9" * 10,
+        "packet-v",
+        "xpacket-v1",
+        "packet-v1x",
+        "packet-V1",
+        12,
+        None,
+    ):
+        assert version_number(near) is None, near
