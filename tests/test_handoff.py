@@ -442,3 +442,79 @@ def test_a_packet_directory_names_its_role_milestone_and_version_only_at_its_pla
         None,
     ):
         assert version_number(near) is None, near
+
+
+def _valid_manifest() -> dict:
+    """A manifest of the sample's architect packet: valid, no placeholder left."""
+    path = "sample_repo/docs/workflow/roles/architect/reports/retention-policy/packet-v001"
+    return json.loads((Path(__file__).parent.parent / path / "handoff.manifest.json").read_text())
+
+
+def test_where_a_packet_goes_next_is_said_once_by_either_field():
+    """The problems of the next-role rule, exact (field, kind, message): the kind
+    is what the validation_errors table shows; a lock has no next role at all."""
+    from labnote_index.format.handoff import validate_handoff
+    from labnote_index.format.problem import Problem
+
+    base = _valid_manifest()
+    base.pop("handoff_to", None)
+    base.pop("return_to", None)
+    assert validate_handoff("handoff_manifest", base) == [
+        Problem(
+            "handoff_to", "missing_next_role", "required field handoff_to (or return_to) is missing"
+        )
+    ]
+    blank = {**base, "return_to": "  "}
+    assert validate_handoff("handoff_manifest", blank) == [
+        Problem(
+            "return_to",
+            "missing_next_role",
+            "return_to '  ' names no role: name the role the packet goes to",
+        )
+    ]
+    # handoff_to says it: a blank return_to beside it is not asked about.
+    assert validate_handoff("handoff_manifest", {**blank, "handoff_to": ["reviewer"]}) == []
+    assert validate_handoff("handoff_manifest", {**base, "return_to": "reviewer"}) == []
+    lock = {
+        "schema_version": 1,
+        "role": "architect",
+        "milestone": "m1",
+        "packet_version": "packet-v001",
+        "status": "locked",
+        "files": [],
+    }
+    assert validate_handoff("packet_lock", lock) == []
+    assert validate_handoff("packet_lock", {**lock, "return_to": " "}) == []  # kept, not a rule
+
+
+def test_a_template_milestone_left_in_a_packet_is_a_placeholder_wherever_it_names_one():
+    from labnote_index.format.handoff import validate_handoff
+    from labnote_index.format.problem import Problem
+
+    base = _valid_manifest()
+    assert validate_handoff("handoff_manifest", base) == []
+    inputs = [dict(entry) for entry in base["input_packets"]]
+    assert inputs, "the sample packet consumes one: this test needs it"
+    inputs[0]["milestone"] = "template"
+    found = validate_handoff(
+        "handoff_manifest", {**base, "milestone": "template", "input_packets": inputs}
+    )
+    assert found == [
+        Problem(
+            "milestone",
+            "placeholder",
+            "milestone is the template placeholder 'template': give the packet's own",
+        ),
+        Problem(
+            "input_packets[0].milestone",
+            "placeholder",
+            "input_packets[0].milestone is the template placeholder 'template': "
+            "give the packet's own",
+        ),
+    ]
+    # "template" is a placeholder only as a milestone; as a summary it is words,
+    # and a milestone named otherwise ("template-v2", "Template") is a name.
+    for near in ({"summary": "template"}, {"milestone": "template-v2"}, {"milestone": "Template"}):
+        assert validate_handoff("handoff_manifest", {**base, **near}) == [], near
+    # A template is checked as a manifest: its placeholders are what it holds.
+    assert validate_handoff("handoff_template", {**base, "milestone": "template"}) == []
