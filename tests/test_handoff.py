@@ -516,5 +516,23 @@ def test_a_template_milestone_left_in_a_packet_is_a_placeholder_wherever_it_name
     # and a milestone named otherwise ("template-v2", "Template") is a name.
     for near in ({"summary": "template"}, {"milestone": "template-v2"}, {"milestone": "Template"}):
         assert validate_handoff("handoff_manifest", {**base, **near}) == [], near
+    documents = [dict(d) for d in base["documents"]]
+    documents[0]["path"] = "reports/<milestone>/plan.md"
+    inputs = [dict(entry) for entry in base["input_packets"]]
+    inputs[0]["manifest"] = "roles/<role>/handoff.manifest.json"
+    found = validate_handoff(
+        "handoff_manifest",
+        {**base, "summary": "<summary>", "documents": documents, "input_packets": inputs},
+    )
+    assert [(p.field, p.error_type) for p in found] == [
+        ("summary", "placeholder"),
+        ("documents[0].path", "placeholder"),
+        ("input_packets[0].manifest", "placeholder"),
+    ]
+    assert found[0].message == "summary holds the placeholder <summary>: give the packet's own"
+    # documents that is no list is a type problem, and no placeholder is looked for in it.
+    for wrong in (None, "<path>", {"path": "<path>"}):
+        found = validate_handoff("handoff_manifest", {**base, "documents": wrong})
+        assert [p.error_type for p in found] == ["type"], wrong
     # A template is checked as a manifest: its placeholders are what it holds.
     assert validate_handoff("handoff_template", {**base, "milestone": "template"}) == []
