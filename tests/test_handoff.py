@@ -327,6 +327,12 @@ def test_a_manifest_s_rows_keep_every_field_as_written():
             "extra": None,
         },
     ]
+    # documents and input_packets that are no list (nor iterable) give no row, no crash.
+    for wrong in (None, 7, {"path": "plan.md"}):
+        odd = manifest_rows(
+            "m/handoff.manifest.json", {"documents": wrong, "input_packets": wrong}, False
+        )
+        assert (odd["handoff_documents"], odd["input_packets"]) == ([], []), wrong
     # Nothing beyond the known fields: no extra at all, not an empty object.
     plain = {k: v for k, v in data.items() if k != "reviewer"}
     assert (
@@ -369,11 +375,14 @@ def test_a_lock_s_rows_keep_every_field_as_written():
     assert lock_rows(lock, data)["packet_locks"][0]["extra"] is None
     assert lock_rows(lock, {"files": "none"}) == {
         "packet_locks": [
-            {"lock_file": lock, "packet_dir": PACKET_DIR, "extra": "{}" if False else None}
+            {"lock_file": lock, "packet_dir": PACKET_DIR, "extra": None}
             | dict.fromkeys(("role", "milestone", "packet_version", "status", "schema_version"))
         ],
         "locked_files": [],
     }
+    # files that is no list, nor iterable at all, gives no file and no crash.
+    for wrong in (None, 7, {"path": "plan.md"}):
+        assert lock_rows(lock, {"files": wrong})["locked_files"] == [], wrong
 
 
 def test_a_template_s_row_keeps_what_it_says():
@@ -530,6 +539,15 @@ def test_a_template_milestone_left_in_a_packet_is_a_placeholder_wherever_it_name
         ("input_packets[0].manifest", "placeholder"),
     ]
     assert found[0].message == "summary holds the placeholder <summary>: give the packet's own"
+    # The dates a template leaves: either one is named.
+    for field in ("created_at", "updated_at"):
+        assert validate_handoff("handoff_manifest", {**base, field: "YYYY-MM-DD"}) == [
+            Problem(
+                field,
+                "placeholder",
+                f"{field} is the template placeholder 'YYYY-MM-DD': give the packet's own",
+            )
+        ], field
     # documents that is no list is a type problem, and no placeholder is looked for in it.
     for wrong in (None, "<path>", {"path": "<path>"}):
         found = validate_handoff("handoff_manifest", {**base, "documents": wrong})

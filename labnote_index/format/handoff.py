@@ -221,7 +221,7 @@ def manifest_rows(manifest: str, data: dict[str, Any], valid: bool) -> dict[str,
                 "position": position,
                 "path": as_text(doc.get("path")),
                 "type": as_text(doc.get("type")),
-                "required": doc.get("required", True) is not False,
+                "required": doc.get("required") is not False,  # absent means required
                 "description": as_text(doc.get("description")),
             }
         )
