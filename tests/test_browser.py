@@ -361,6 +361,25 @@ def test_a_table_of_real_sized_values_fits_the_screen(
     page.close()
 
 
+@pytest.mark.parametrize(
+    "table", [table for served, _, table in WIDE_TABLES if served == "generated_server"]
+)
+def test_a_table_and_its_first_row_of_real_sized_values_fit_a_phone(
+    generated_server: str, browser, table: str
+):
+    """At 390 px on a generated repository's values (the sample's are shorter):
+    a table page and the page of its first row never scroll sideways."""
+    page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+    page.goto(generated_server + f"/generated/{table}")
+    row = page.locator("table.rows-and-columns tbody tr td a").first.get_attribute("href")
+    assert row, f"{table}: no row link"
+    for path in (f"/generated/{table}", row):
+        page.goto(generated_server + path)
+        overflow = page.evaluate("document.documentElement.scrollWidth") - 390
+        assert overflow <= 1, f"{path} at 390 px: {overflow} px of sideways scroll"
+    page.close()
+
+
 @pytest.mark.parametrize("width", [1400, 390])
 def test_a_cut_cell_keeps_what_tells_it_apart(server: str, browser, width: int):
     """A long name is cut in the middle, its end in view; a MISSING marker is never
