@@ -246,6 +246,21 @@ def test_findings_open_errors_first(server: str, browser):
     severities = page.locator("td.col-severity").all_inner_texts()
     assert severities == sorted(severities)  # error before warning
     assert set(page.locator("td.col-fixable").all_inner_texts()) <= {"yes", "no"}
+    # It opens on the severity, not on an id column (a row number, no fact): the
+    # severity is the link to the finding's own page, where it is plain text.
+    headers = page.locator("table.rows-and-columns th:visible").all_inner_texts()
+    assert headers[0].startswith("severity"), headers
+    assert page.locator("td.col-id:visible").count() == 0
+    links = page.locator("td.col-severity a")
+    assert links.count() == len(severities)
+    href = links.first.get_attribute("href")
+    assert href and href.startswith("/sample/findings/")
+    links.first.click()
+    page.wait_for_url("**" + href)
+    assert (
+        page.locator("a.labnote-finding").first.evaluate("a => getComputedStyle(a).pointerEvents")
+        == "none"
+    )
     page.close()
 
 

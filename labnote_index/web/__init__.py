@@ -366,6 +366,13 @@ def render_cell(
     ``fixable`` flag reads yes or no."""
     if column == "fixable" and table in ("findings", "checks") and is_index(datasette, database):
         return "yes" if value else "no"
+    if column == "severity" and table == "findings" and is_index(datasette, database):
+        # The findings page hides the id column (a number, no fact; the CSS):
+        # the severity, its first column, is the link to the finding's page.
+        key = _cell(row, "id")
+        if isinstance(value, str) and isinstance(key, int):
+            url = escape(datasette.urls.row(database, "findings", str(key)))
+            return Markup(f'<a class="labnote-finding" href="{url}">{escape(value)}</a>')
     if not isinstance(value, str) or not value:
         return None
     if table in LINKED_TABLES and value[0] == "[" and is_index(datasette, database):
