@@ -32,7 +32,7 @@ from .format import rules
 from .index import registry_views as views_
 from .index.build import BuildResult, build_index
 from .index.cache import cache_index as cache_index  # the façade's, for check --cache
-from .index.index_file import check_index_path, index_damage, indexed_repository
+from .index.index_file import as_database, check_index_path, index_damage, indexed_repository
 from .index.tempfiles import temporary_directory
 from .progress import Progress
 from .read.paths import path_inside
@@ -152,7 +152,7 @@ def _jobs(jobs: int | None) -> None:
 def open_index(db: Path | str) -> sqlite_utils.Database:
     """An existing labnote index (NoIndex when absent, NotAnIndex when it is not one)."""
     check_index_path(Path(db), must_exist=True)
-    return sqlite_utils.Database(db)
+    return as_database(db)
 
 
 @contextmanager

@@ -27,6 +27,7 @@ import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
+from labnote_index import api
 from labnote_index.api import build as build_index
 from labnote_index.cli import cli
 from labnote_index.read.parse import MAX_JSON_DEPTH
@@ -639,6 +640,67 @@ def test_concurrent_builds_of_one_index_leave_a_whole_index(sample_repo: Repo, t
     assert index.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert index["records"].count == 44
     assert [p.name for p in work.iterdir()] == ["shared.db"]  # no temporary file left
+
+
+@pytest.mark.parametrize("odd", ["q?x", "h#x", "p%41x", "w?#%20"])
+def test_an_index_in_a_directory_named_with_uri_characters_is_that_index(
+    history: Repo, tmp_path: Path, odd: str
+):
+    """A '?', '#' or '%' in the index's directory: every reader opens the index
+    itself. Spliced into a SQLite URI as it was, mode=ro was lost, SQLite made an
+    empty file at the name's first part, and each build took the index for a
+    damaged one; Datasette served that empty file."""
+    place = tmp_path / "odd" / odd
+    place.mkdir(parents=True)
+    db = place / "i.db"
+    build_index(history.root, db)
+    unchanged = build_index(history.root, db)
+    assert (unchanged.incremental, unchanged.rebuilt_because) == (True, None)
+    history.edit(PACKET, topic="edited")
+    edited = build_index(history.root, db)
+    assert (edited.incremental, edited.rebuilt_because, edited.reread) == (True, None, 1)
+    assert edited.findings == build_index(history.root, tmp_path / "full.db").findings
+
+    org = place / "org.db"
+    assert api.merge([db], org).merged == ["i"]
+    assert api.merge([db], org).kept == ["i"]  # read as the index it is, not as a new one
+    packets = fetch(db, "/i/packets.json?_shape=array&_size=max")[0]
+    assert packets.status_code == 200
+    assert "edited" in [p["topic"] for p in packets.json()]
+    assert sorted(p.name for p in (tmp_path / "odd").iterdir()) == [odd]  # no file of SQLite's
+    assert sorted(p.name for p in place.iterdir()) == ["i.db", "org.db"]
+
+
+def test_installed_sqlite_utils_plugins_never_touch_an_index(history: Repo, tmp_path: Path):
+    """A sqlite-utils plugin's prepare_connection could define SQL functions the
+    checks call; no connection to an index is handed to one (build, incremental
+    build, check, merge, serve)."""
+    from sqlite_utils import hookimpl
+    from sqlite_utils.plugins import pm
+
+    handed: list[object] = []
+
+    class Plugin:
+        @hookimpl
+        def prepare_connection(self, conn):
+            handed.append(conn)
+
+    plugin = Plugin()
+    pm.register(plugin)
+    try:
+        sqlite_utils.Database(":memory:")
+        assert len(handed) == 1  # the plugin is installed: sqlite-utils' own default runs it
+        handed.clear()
+        db = tmp_path / "i.db"
+        build_index(history.root, db)
+        history.edit(PACKET, topic="edited")
+        build_index(history.root, db)
+        api.check(history.root, db=db, base="base")
+        api.merge([db], tmp_path / "org.db")
+        assert fetch(db, "/i/packets.json")[0].status_code == 200
+    finally:
+        pm.unregister(plugin)
+    assert handed == []
 
 
 def test_odd_ids_and_paths_cannot_write_lines_of_their_own(sample_repo: Repo, tmp_path: Path):

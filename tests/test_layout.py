@@ -177,6 +177,18 @@ def test_files_are_renamed_into_place_in_the_three_places_that_own_it():
     assert found == homes
 
 
+def test_an_index_is_opened_in_one_place():
+    """index_file.as_database opens every index (no sqlite-utils plugin run on it,
+    a read-only URI that survives a '?' in a directory's name): no other module
+    makes a sqlite_utils.Database or spells a SQLite URI of its own."""
+    found = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in MODULES
+        if _calls(path, "sqlite_utils.Database") or "mode=ro" in path.read_text()
+    }
+    assert found == {"index/index_file.py"}
+
+
 def test_containment_is_decided_in_one_place():
     """Whether a real path is inside the repository: paths.real_place only (and
     path_inside over it). Each spelling of a containment test of its own: a

@@ -19,6 +19,7 @@ from sqlite_utils.db import Table
 
 from ..checks import catalogue as checks
 from ..index.build import Derived
+from ..index.index_file import as_database
 from ..index.tempfiles import temporary_directory
 from ..read.settings import Settings
 from .git import revision_tree
@@ -78,7 +79,7 @@ WHERE b.file != h.file AND NOT h.unreadable AND NOT b.unreadable
 def attached(db_path: Path, base_db: Path) -> Iterator[sqlite_utils.Database]:
     """The head index with the base index attached as ``base``, and the pairs of
     their records (``record_pairs``, a temporary view)."""
-    db = sqlite_utils.Database(db_path)
+    db = as_database(db_path)
     db.attach("base", base_db)
     db.execute(RECORD_PAIRS)
     try:
@@ -234,7 +235,7 @@ def record_changes(db_path: Path, base_db: Path, base: str) -> list[dict[str, An
     """What changed since ``base`` (as ``diff``), kept in the head index's
     ``changes`` table, so that a record's story can tell its history."""
     rows = diff(db_path, base_db)
-    db = sqlite_utils.Database(db_path)
+    db = as_database(db_path)
     with db.conn:
         _changes_table(db).delete_where()
         db.table("changes").insert_all(rows)

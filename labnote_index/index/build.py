@@ -53,7 +53,7 @@ from .files import (
     refresh_markdown_links,
     refresh_packet_files,
 )
-from .index_file import APPLICATION_ID, check_index_path
+from .index_file import APPLICATION_ID, as_database, check_index_path
 from .parallel import MIN_PART, default_jobs, run_sharded, start_workers_early
 from .resolve import delete_in, resolve_references
 from .schema import create_indexes, create_tables
@@ -194,7 +194,7 @@ def build_index(
     changes, suspects = None, None
     if incremental and work_tree is not None:
         try:
-            with sqlite_utils.Database(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+            with as_database(db_path, read_only=True) as db:
                 said = changes_by_git(db, sandbox, work_tree, exclude)
             if said is not None:
                 changes, suspects = said
@@ -425,7 +425,7 @@ def _unchanged_index(db_path: Path, build: _Build) -> BuildResult | None:
     checked by the same checks. None when it must be built (again, incrementally).
     Read without writing: the comparison that finds a change is not repeated,
     ``build.changes`` carries it to the build."""
-    db = sqlite_utils.Database(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True))
+    db = as_database(db_path, read_only=True)
     try:
         checked = db.execute("SELECT value FROM build_info WHERE key = 'checks'").fetchone()
         if build.check_fingerprint is None or checked != (build.check_fingerprint,):
@@ -452,7 +452,7 @@ def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:
     by a build on this machine (written_here): only then are its rows kept."""
     if not db_path.is_file():
         return False
-    db = sqlite_utils.Database(db_path)
+    db = as_database(db_path)
     try:
         if "build_info" not in db.table_names():
             return False
@@ -539,7 +539,7 @@ def atomic_database(
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        db = sqlite_utils.Database(conn)
+        db = as_database(conn)
         yield db
         # Which file this is (the rename keeps it): what proves, next time, that
         # the index is one a build here wrote (written_here).

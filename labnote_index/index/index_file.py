@@ -23,6 +23,26 @@ APPLICATION_ID = 0x4C4E4958  # "LNIX"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
+def as_database(
+    target: Path | str | sqlite3.Connection, *, read_only: bool = False
+) -> sqlite_utils.Database:
+    """An index opened as sqlite-utils' Database, the one way every module opens one.
+    Installed sqlite-utils plugins are not run on it: a plugin's prepare_connection
+    could define functions the checks' SQL would then call (and their entry-point
+    scan was a tenth of a small repository's check). ``read_only``: a connection
+    that cannot write (nor create the file)."""
+    if read_only and not isinstance(target, sqlite3.Connection):
+        target = sqlite3.connect(read_only_uri(target), uri=True)
+    return sqlite_utils.Database(target, execute_plugins=False)
+
+
+def read_only_uri(path: Path | str) -> str:
+    """The SQLite URI that opens ``path`` read-only. Percent-encoded: spliced in as
+    it is, a '?' or '#' in a directory's name began the URI's query, mode=ro was
+    lost and SQLite opened (and created) the file the name's first part named."""
+    return Path(path).absolute().as_uri() + "?mode=ro"
+
+
 def _header(path: Path) -> bytes:
     """A file's SQLite header (its first 100 bytes; fewer, or none, for a file
     that is not a database), read without following a symlink."""
@@ -69,7 +89,7 @@ def index_damage(db_path: Path) -> str | None:
 
 def _read_only(path: Path, sql: str) -> tuple | None:
     """The first row of one query, on a connection that cannot write."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = sqlite3.connect(read_only_uri(path), uri=True)
     try:
         return conn.execute(sql).fetchone()
     finally:
@@ -117,7 +137,7 @@ def repository_name(db_path: Path) -> str | None:
     """The name of the repository an index was built from (its directory's), as
     its build recorded it; None for a file that does not say."""
     try:
-        db = sqlite_utils.Database(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True))
+        db = as_database(db_path, read_only=True)
     except sqlite3.Error:
         return None
     try:

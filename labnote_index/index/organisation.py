@@ -29,7 +29,7 @@ import sqlite_utils
 
 from ..errors import NotAnIndex
 from .build import INDEX_FORMAT, atomic_database
-from .index_file import check_index_path, repository_name
+from .index_file import as_database, check_index_path, read_only_uri, repository_name
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -121,7 +121,7 @@ def _organisation_format(path: Path) -> int | None:
     """The index format of the organisation index at ``path``; None when it is
     none (a repository's index, or a damaged file)."""
     try:
-        db = sqlite_utils.Database(path)
+        db = as_database(path, read_only=True)
         row = db.execute("SELECT value FROM build_info WHERE key = 'organisation'").fetchone()
         db.close()
     except Exception:  # not one, or damaged
@@ -152,7 +152,7 @@ def _forget(org: sqlite_utils.Database, name: str) -> None:
 @contextmanager
 def _attached(org: sqlite_utils.Database, path: Path) -> Iterator[None]:
     # One at a time: SQLite attaches at most ten.
-    org.execute("ATTACH DATABASE ? AS source", [f"file:{path}?mode=ro"])
+    org.execute("ATTACH DATABASE ? AS source", [read_only_uri(path)])
     try:
         yield
     finally:

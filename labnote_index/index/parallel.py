@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, TypeVar
 import sqlite_utils
 
 from ..errors import WorkerError
+from .index_file import as_database
 from .schema import create_tables
 from .tempfiles import owner_alive, temporary_directory
 
@@ -257,7 +258,7 @@ def _write_shard(shard: str, chunk: Sequence[T], write: Writer[T]) -> int:
     conn = sqlite3.connect(shard)
     conn.execute("PRAGMA journal_mode = OFF")  # a shard is thrown away on any failure
     conn.execute("PRAGMA synchronous = OFF")
-    db = sqlite_utils.Database(conn)
+    db = as_database(conn)
     create_tables(db)
     write(db, chunk, None)
     conn.commit()

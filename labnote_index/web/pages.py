@@ -24,6 +24,7 @@ from datasette.version import __version__ as datasette_version
 from markupsafe import Markup
 
 from ..errors import NodeNotFound
+from ..index.index_file import as_database
 from ..queries import lineage
 from ..text import parent_dir
 from .dashboard import FIRST_TABLES, dashboard, headline, table_url_for
@@ -72,7 +73,7 @@ async def _for_node(
         return await _lineage_help(datasette, request, database, key, page)
     try:
         found = await datasette.get_database(database).execute_fn(
-            lambda conn: compute(sqlite_utils.Database(conn), key)
+            lambda conn: compute(as_database(conn), key)
         )
     except NodeNotFound as exc:
         return await _lineage_help(datasette, request, database, key, page, exc.near)

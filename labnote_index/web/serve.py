@@ -124,21 +124,35 @@ def pinned(db_path: Path, owner: Datasette, name: str | None = None) -> Path:
     """A name of this process's own for the index file as it is now, kept until
     ``release(owner)`` (or this process's exit): a hard link beside it (named as
     temporary files are, so one left by a killed server is cleared away by the
-    next build), or where its directory cannot take one, a private copy in the
-    system's temporary directory. ``name``: the database's (an earlier pin of it
-    is the caller's to release)."""
+    next build), or where its directory cannot take one, or its path cannot be
+    given to Datasette, a link or a private copy in the system's temporary
+    directory. ``name``: the database's (an earlier pin of it is the caller's to
+    release)."""
     key = name or Path(db_path).stem
     releases = state_of(owner).releases
     link = db_path.parent / temp_name("serve", db_path.name)
+    if uri_safe(link):
+        try:
+            os.link(db_path, link, follow_symlinks=False)
+        except OSError:
+            pass
+        else:
+            releases[key] = weakref.finalize(owner, _unlink, link)
+            return link
+    private = new_directory("serve") / "index.db"
+    releases[key] = weakref.finalize(owner, shutil.rmtree, private.parent, ignore_errors=True)
     try:
-        os.link(db_path, link, follow_symlinks=False)
-    except OSError:
-        copy = new_directory("serve") / db_path.name
-        shutil.copyfile(db_path, copy)
-        releases[key] = weakref.finalize(owner, shutil.rmtree, copy.parent, ignore_errors=True)
-        return copy
-    releases[key] = weakref.finalize(owner, _unlink, link)
-    return link
+        os.link(db_path, private, follow_symlinks=False)
+    except OSError:  # another file system
+        shutil.copyfile(db_path, private)
+    return private
+
+
+def uri_safe(path: Path) -> bool:
+    """Whether Datasette can open ``path``: it splices a file's path into a SQLite
+    URI as it is, where a '?' or '#' ends the path and a '%' begins an escape
+    (so a directory named 'q?x' served the empty database SQLite made at 'q')."""
+    return not set("?#%") & set(str(path.absolute()))
 
 
 def release(datasette: Datasette) -> None:
