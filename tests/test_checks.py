@@ -20,6 +20,7 @@ from labnote_index.checks.catalogue import (
     CheckFileError,
     _validation_checks,
     fails,
+    fingerprint,
     load_checks,
     parse_check,
     run_checks,
@@ -710,8 +711,31 @@ def test_run_checks_writes_each_finding_as_its_check_and_settings_say(tmp_path: 
     ]
     identities = [r["identity"] for r in db.query("SELECT identity FROM findings")]
     assert None not in identities and len(set(identities)) == 3
+    # The table: its columns in the order people read a finding, each check a
+    # link to the catalogue's row, which holds the severity the settings give.
+    assert db["findings"].columns_dict == {
+        "id": int,
+        **dict.fromkeys(("severity", "check", "record_id", "message", "hint", "file"), str),
+        **{"field": str, "record_type": str, "fixable": int, "line": int, "column": int},
+        **{"subject": str, "identity": str},
+    }
+    assert list(db["findings"].columns_dict) == [
+        *("id", "severity", "check", "record_id", "message", "hint", "file", "field"),
+        *("record_type", "fixable", "line", "column", "subject", "identity"),
+    ]
+    assert db["findings"].pks == ["id"]
+    assert [(k.column, k.other_table, k.other_column) for k in db["findings"].foreign_keys] == [
+        ("check", "checks", "id")
+    ]
+    ours = Settings(severity={"reference_unresolved": "warning", "a_record": "error"})
+    run_checks(db, _own_checks(), settings=ours)
+    assert db["checks"].get("reference_unresolved")["severity"] == "warning"
+    assert list(db["checks"].columns_dict) == [
+        *("id", "severity", "protects", "repair", "fixable", "fix", "scope"),
+    ]
     # Without settings: each check's own severity, every check run, nothing ignored.
     assert run_checks(db, _own_checks()) == 3 + 1 + 5
+    assert db["checks"].get("reference_unresolved")["severity"] == "error"
 
 
 def test_run_checks_after_an_edit_looks_again_at_the_files_read_again_only(tmp_path: Path):
@@ -760,3 +784,42 @@ def test_run_checks_not_replacing_adds_to_the_findings(tmp_path: Path):
     assert [r[0] for r in _stored(db)].count("b_global") == 2
     identities = [r["identity"] for r in db.query("SELECT identity FROM findings")]
     assert len(set(identities)) == len(identities)  # the second one is the second
+
+
+def test_the_fingerprint_is_of_the_checks_and_configuration_given():
+    """What an unchanged index's findings depend on: the checks given (not the
+    whole catalogue whatever is given), each one's SQL and parameters, and the
+    configuration, whatever the order of its keys; no configuration is not an
+    empty one."""
+    from dataclasses import replace
+
+    every = load_checks()
+    assert fingerprint() == fingerprint(every)
+    assert fingerprint(every[1:]) != fingerprint(every)
+    first = every[0]
+    assert fingerprint([replace(first, params=(("id", "other"),))]) != fingerprint([first])
+    assert fingerprint([replace(first, sql=first.sql + " ")]) != fingerprint([first])
+    assert fingerprint(every, {"a": 1}) != fingerprint(every, {"a": 2})
+    assert fingerprint(every, {"a": 1, "b": 2}) == fingerprint(every, {"b": 2, "a": 1})
+    assert fingerprint(every, {}) != fingerprint(every) == fingerprint(every, None)
+
+
+def test_run_checks_writes_errors_first_then_by_check_then_by_file(tmp_path: Path):
+    """The table's order, whatever order the queries give: an error of a check
+    named later before a warning named earlier; within a check, by file, a
+    finding on no file first."""
+    db = sqlite_utils.Database(tmp_path / "ordered.db")
+    db["validation_checks"].create({"error_type": str, "family": str, "check_id": str})
+    db["records"].create({"record_id": str, "record_type": str})
+    db["things"].insert_all([{"file": f} for f in ("N3.md", None, "N1.md", "N2.md")])
+    everything = "SELECT file, 'seen' AS message FROM things ORDER BY rowid"
+    checks = [
+        Check("a_warning", "warning", "p", "r", everything),
+        Check("b_error", "error", "p", "r", everything),
+    ]
+    assert run_checks(db, checks) == 8
+    order = [
+        (r["check"], r["file"]) for r in db.query("SELECT [check], file FROM findings ORDER BY id")
+    ]
+    files = [None, "N1.md", "N2.md", "N3.md"]
+    assert order == [("b_error", f) for f in files] + [("a_warning", f) for f in files]

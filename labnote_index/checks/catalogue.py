@@ -267,7 +267,7 @@ def run_checks(
         and replace
         and "findings" in db.table_names()
     )
-    files = list(changed or []) if scoped else []
+    files = list(changed or [])  # looked at only when scoped
     findings: list[dict[str, Any]] = []
     kept: list[str] = []  # record-scoped checks whose findings on other files stand
     for check in checks:
