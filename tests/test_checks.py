@@ -24,6 +24,7 @@ from labnote_index.checks.catalogue import (
     load_checks,
     parse_check,
     run_checks,
+    store_validation_kinds,
 )
 from labnote_index.cli import cli
 from labnote_index.read.settings import Settings
@@ -823,3 +824,29 @@ def test_run_checks_writes_errors_first_then_by_check_then_by_file(tmp_path: Pat
     ]
     files = [None, "N1.md", "N2.md", "N3.md"]
     assert order == [("b_error", f) for f in files] + [("a_warning", f) for f in files]
+
+
+def test_the_validation_kinds_are_the_catalogues_whatever_the_index_held(tmp_path: Path):
+    """validation_checks holds exactly each kind of validation problem and the
+    check that reports it, as the catalogue declares (the validation_problems
+    view joins it): a row an older catalogue left is gone, none is doubled, and
+    a table already right is left as it is."""
+    db = sqlite_utils.Database(tmp_path / "kinds.db")
+    table = db["validation_checks"]
+    table.create({"error_type": str, "family": str, "check_id": str})
+    expected = {(kind, family, c.id) for c in load_checks() for kind, family in c.reports}
+    assert len(expected) > 10 and {f for _, f, _ in expected} == {"record", "handoff"}
+
+    def held() -> list[tuple[Any, ...]]:
+        return sorted(db.execute("SELECT error_type, family, check_id FROM validation_checks"))
+
+    store_validation_kinds(db)
+    assert held() == sorted(expected)
+    table.insert({"error_type": "gone", "family": "record", "check_id": "an_old_check"})
+    store_validation_kinds(db)
+    assert held() == sorted(expected)
+    rowids = [r[0] for r in db.execute("SELECT rowid FROM validation_checks ORDER BY rowid")]
+    store_validation_kinds(db)
+    assert [
+        r[0] for r in db.execute("SELECT rowid FROM validation_checks ORDER BY rowid")
+    ] == rowids
