@@ -734,6 +734,23 @@ def test_run_checks_writes_each_finding_as_its_check_and_settings_say(tmp_path: 
     assert list(db["checks"].columns_dict) == [
         *("id", "severity", "protects", "repair", "fixable", "fix", "scope"),
     ]
+    from labnote_index.checks.catalogue import catalogue
+
+    every = catalogue()
+    assert any(c.fix for c in every) and any(not c.fix for c in every)
+    assert {c.scope for c in every} == {"record", "global"}
+    assert list(db["checks"].rows) == [
+        {
+            "id": c.id,
+            "severity": {"reference_unresolved": "warning"}.get(c.id, c.severity),
+            "protects": c.protects,
+            "repair": c.repair,
+            "fixable": int(c.fix is not None),
+            "fix": c.fix,
+            "scope": c.scope,
+        }
+        for c in every
+    ]
     # Without settings: each check's own severity, every check run, nothing ignored.
     assert run_checks(db, _own_checks()) == 3 + 1 + 5
     assert db["checks"].get("reference_unresolved")["severity"] == "error"
