@@ -28,9 +28,9 @@ def as_database(
 ) -> sqlite_utils.Database:
     """An index opened as sqlite-utils' Database, the one way every module opens one.
     Installed sqlite-utils plugins are not run on it: a plugin's prepare_connection
-    could define functions the checks' SQL would then call (and their entry-point
-    scan was a tenth of a small repository's check). ``read_only``: a connection
-    that cannot write (nor create the file)."""
+    could define functions the checks' SQL would then call (and the scan of every
+    installed package for plugins is skipped). ``read_only``: a connection that
+    cannot write (nor create the file)."""
     if read_only and not isinstance(target, sqlite3.Connection):
         target = sqlite3.connect(read_only_uri(target), uri=True)
     return sqlite_utils.Database(target, execute_plugins=False)
