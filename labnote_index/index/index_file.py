@@ -32,8 +32,13 @@ def as_database(
     installed package for plugins is skipped). ``read_only``: a connection that
     cannot write (nor create the file)."""
     if read_only and not isinstance(target, sqlite3.Connection):
-        target = sqlite3.connect(read_only_uri(target), uri=True)
+        target = read_only_connection(target)
     return sqlite_utils.Database(target, execute_plugins=False)
+
+
+def read_only_connection(path: Path | str) -> sqlite3.Connection:
+    """A connection to ``path`` that cannot write, nor create the file."""
+    return sqlite3.connect(read_only_uri(path), uri=True)
 
 
 def read_only_uri(path: Path | str) -> str:
@@ -89,7 +94,7 @@ def index_damage(db_path: Path) -> str | None:
 
 def _read_only(path: Path, sql: str) -> tuple | None:
     """The first row of one query, on a connection that cannot write."""
-    conn = sqlite3.connect(read_only_uri(path), uri=True)
+    conn = read_only_connection(path)
     try:
         return conn.execute(sql).fetchone()
     finally:
