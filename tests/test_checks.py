@@ -651,15 +651,21 @@ def test_nothing_happens_to_a_record_before_it_was_created(
     assert f"{field} {value} is before created_at" in ordered[0]["message"]
 
 
-def _checked_index(tmp_path: Path) -> sqlite_utils.Database:
-    """An index holding only what run_checks and its checks below read: a table
-    of things, and the empty tables positions, suggestions and validation
-    kinds are looked up in."""
-    db = sqlite_utils.Database(tmp_path / "checked.db")
+def _lookup_tables(path: Path) -> sqlite_utils.Database:
+    """An index holding only the empty tables run_checks looks positions,
+    suggestions and validation kinds up in."""
+    db = sqlite_utils.Database(path)
     db["validation_checks"].create({"error_type": str, "family": str, "check_id": str})
     db["record_json"].create({"file": str, "json": str})
     db["handoff_json"].create({"file": str, "json": str})
     db["records"].create({"record_id": str, "record_type": str})
+    return db
+
+
+def _checked_index(tmp_path: Path) -> sqlite_utils.Database:
+    """An index holding only what run_checks and its checks below read: a table
+    of things, and the lookup tables."""
+    db = _lookup_tables(tmp_path / "checked.db")
     db["things"].insert_all(
         [
             {"file": "f1", "kind": "bad"},
@@ -826,9 +832,7 @@ def test_run_checks_writes_errors_first_then_by_check_then_by_file(tmp_path: Pat
     """The table's order, whatever order the queries give: an error of a check
     named later before a warning named earlier; within a check, by file, a
     finding on no file first."""
-    db = sqlite_utils.Database(tmp_path / "ordered.db")
-    db["validation_checks"].create({"error_type": str, "family": str, "check_id": str})
-    db["records"].create({"record_id": str, "record_type": str})
+    db = _lookup_tables(tmp_path / "ordered.db")
     db["things"].insert_all([{"file": f} for f in ("N3.md", None, "N1.md", "N2.md")])
     everything = "SELECT file, 'seen' AS message FROM things ORDER BY rowid"
     checks = [
@@ -848,9 +852,8 @@ def test_the_validation_kinds_are_the_catalogues_whatever_the_index_held(tmp_pat
     check that reports it, as the catalogue declares (the validation_problems
     view joins it): a row an older catalogue left is gone, none is doubled, and
     a table already right is left as it is."""
-    db = sqlite_utils.Database(tmp_path / "kinds.db")
+    db = _lookup_tables(tmp_path / "kinds.db")
     table = db["validation_checks"]
-    table.create({"error_type": str, "family": str, "check_id": str})
     expected = {(kind, family, c.id) for c in load_checks() for kind, family in c.reports}
     assert len(expected) > 10 and {f for _, f, _ in expected} == {"record", "handoff"}
 
