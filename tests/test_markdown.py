@@ -1,10 +1,16 @@
-"""read/markdown.py: where each link is, and what it names."""
+"""read/markdown.py: where each link is, and what it names; and how a record's
+Markdown artifact gives its links (index/files.py)."""
 
 from __future__ import annotations
 
+from hashlib import sha256
+
 import pytest
 
+from labnote_index.index.files import MAX_ARTIFACT_BODY
 from labnote_index.read.markdown import _TEXT_BOUND, link_path, links, resolved
+
+from .helpers import Repo, findings_of, git
 
 
 def found(text: str, source: str = "docs/notes.md") -> list[tuple[int, int, str, str | None]]:
@@ -94,3 +100,69 @@ def test_link_path_keeps_the_path_of_a_repository_link(raw: str, path: str | Non
 )
 def test_resolved_normalises_and_refuses_what_leaves(directory, path, expected):
     assert resolved(directory, path) == expected
+
+
+# A record's Markdown artifact: its hash and links are taken from what the
+# artifact refresh read (files.refresh_markdown_links), never read again.
+
+PACKET = "registry/packets/2026/20260903-maria-ops-retention-question.json"
+
+
+def _artifact_state(repo: Repo, artifact: str) -> tuple[str | None, str | None, list[str]]:
+    """The artifact's sha256 in ``files`` and ``artifacts``, and the targets of its links."""
+    db = repo.index()
+    in_files = db["files"].get(artifact)["sha256"]
+    in_artifacts = db["artifacts"].get(artifact)["sha256"]
+    targets = [
+        row["raw_target"]
+        for row in db["markdown_links"].rows_where("source_file = ?", [artifact], order_by="line")
+    ]
+    return in_files, in_artifacts, targets
+
+
+def test_an_artifacts_reference_definition_is_a_link(sample_repo: Repo):
+    artifact = sample_repo.load(PACKET)["path"]
+    sample_repo.write(artifact, "# Notes\n\nSee the [spec].\n\n[spec]: gone-spec.md\n")
+    in_files, in_artifacts, targets = _artifact_state(sample_repo, artifact)
+    assert in_files == in_artifacts is not None
+    assert targets == ["gone-spec.md"]
+    found = [f for f in findings_of(sample_repo.index()) if f["file"] == artifact]
+    assert [f["check"] for f in found] == ["markdown_link_missing"]
+
+
+def test_an_artifact_too_big_to_keep_is_read_for_its_links(sample_repo: Repo):
+    artifact = sample_repo.load(PACKET)["path"]
+    body = "x" * (MAX_ARTIFACT_BODY + 10) + "\n\n[far](far-away.md)\n"
+    sample_repo.write(artifact, body)
+    in_files, in_artifacts, targets = _artifact_state(sample_repo, artifact)
+    assert in_files == in_artifacts is not None
+    assert targets == ["far-away.md"]
+
+
+def test_a_hard_linked_artifact_is_hashed_its_links_never_read(sample_repo: Repo, tmp_path):
+    artifact = sample_repo.load(PACKET)["path"]
+    outside = tmp_path / "outside.md"
+    outside.write_text("[secret](gone-secret.md)\n")
+    (sample_repo.root / artifact).unlink()
+    (sample_repo.root / artifact).hardlink_to(outside)
+    in_files, in_artifacts, targets = _artifact_state(sample_repo, artifact)
+    assert in_files == in_artifacts is not None
+    assert targets == []
+
+
+def test_an_artifact_git_ignores_is_neither_hashed_nor_read(sample_repo: Repo):
+    artifact = sample_repo.load(PACKET)["path"]
+    git(sample_repo.root, "init", "-q")
+    sample_repo.write(".gitignore", f"/{artifact}\n")
+    sample_repo.write(artifact, "[secret](gone-secret.md)\n")
+    in_files, in_artifacts, targets = _artifact_state(sample_repo, artifact)
+    assert (in_files, in_artifacts, targets) == (None, None, [])
+
+
+def test_a_markdown_file_no_record_names_is_hashed_and_read(sample_repo: Repo):
+    text = "[gone](gone-doc.md)\n"
+    sample_repo.write("docs/notes.md", text)
+    db = sample_repo.index()
+    assert db["files"].get("docs/notes.md")["sha256"] == sha256(text.encode()).hexdigest()
+    links = list(db["markdown_links"].rows_where("source_file = ?", ["docs/notes.md"]))
+    assert [row["raw_target"] for row in links] == ["gone-doc.md"]

@@ -107,6 +107,49 @@ def test_a_tracked_file_an_ignore_rule_matches_is_read(sample_repo: Repo):
     assert "kept on purpose" in db["artifacts"].get(tracked)["body"]
 
 
+def test_git_is_asked_batch_by_batch_and_each_batch_keeps_its_answer(
+    sample_repo: Repo, monkeypatch
+):
+    """Artifacts are looked at and git asked a batch at a time: an ignored file
+    named directly, one reached through a symlink, each in a batch of its own,
+    and the files around them read as ever."""
+    from labnote_index.index import files
+
+    root = sample_repo.root
+    git(root, "init", "-q")
+    sample_repo.write(".gitignore", "secrets/\n")
+    sample_repo.write("secrets/notes.md", f"{TOKEN}\n")
+    sample_repo.write("secrets/direct.md", f"{TOKEN}\n")
+    linked = point_artifact(sample_repo, "../../secrets/notes.md")
+    direct = "registry/packets/2026/20260905-claude-retention-followup.json"
+    sample_repo.edit(direct, path="secrets/direct.md")
+    monkeypatch.setattr(files, "IGNORE_BATCH", 1)
+    monkeypatch.setattr(files, "INSERT_BATCH", 1)
+    db = sample_repo.index()
+    statuses = {row["path"]: row["status"] for row in db["artifacts"].rows}
+    assert statuses.pop(linked) == statuses.pop("secrets/direct.md") == "ignored"
+    assert "ignored" not in statuses.values() and list(statuses.values()).count("ok") > 20
+    assert "c2VjcmV0" not in everything_stored(sample_repo.db_path)
+
+
+def test_when_git_cannot_tell_an_artifact_it_may_ignore_is_never_read(sample_repo: Repo):
+    """The ignore rules match a file, and git cannot say whether it is tracked
+    (its index is damaged): the file is taken as ignored, its content never
+    read, and the files the rules do not match are read as ever."""
+    root = sample_repo.root
+    git(root, "init", "-q")
+    sample_repo.write(".gitignore", "secrets/\n")
+    sample_repo.write("secrets/notes.md", f"{TOKEN}\n")
+    artifact = point_artifact(sample_repo, "../../secrets/notes.md")
+    (root / ".git" / "index").write_bytes(b"DIRC not an index")
+    assert git_ignored(root, ["secrets/notes.md", "registry/README.md"]) == {"secrets/notes.md"}
+    db = sample_repo.index()
+    assert db["artifacts"].get(artifact)["status"] == "ignored"
+    other = sample_repo.load("registry/packets/2026/20260905-claude-retention-followup.json")
+    assert db["artifacts"].get(other["path"])["status"] == "ok"
+    assert "c2VjcmV0" not in everything_stored(sample_repo.db_path)
+
+
 def test_git_is_asked_about_this_repository_only(sample_repo: Repo, tmp_path, monkeypatch):
     # A hook runs with GIT_DIR set: it must not point the ignore test elsewhere.
     other = tmp_path / "other"

@@ -55,39 +55,53 @@ def artifact_row(sandbox: Sandbox, path: str, ignored: bool = False) -> dict[str
     """The ``artifacts`` row of one path a record names, as it is on disk now:
     its status (ok, missing, unsafe, escapes, hidden, ignored, ...), stat and
     hash, and its body when it is text held by one name only."""
+    row, key = _looked_at(sandbox, path)
+    if key is not None:
+        _read(sandbox, row, key, ignored)
+    return row
+
+
+def _looked_at(sandbox: Sandbox, path: str) -> tuple[dict[str, Any], FileStat | None]:
+    """An artifact's row from its path and one lstat, and that stat when the
+    file is still to be read (None when the row is already settled: unsafe,
+    missing, hidden or leading outside)."""
     row: dict[str, Any] = {"path": path, "status": None, "size": None, "mtime_ns": None}
     row.update(ctime_ns=None, inode=None)
     row.update(sha256=None, body=None, links=None, regular_file=0)
     if not SAFE_PATH_RE.fullmatch(path):
         row["status"] = "unsafe"  # never touched on disk
-        return row
-    full = sandbox.path(path)
-    key = lstat_key(full)
+        return row, None
+    key = lstat_key(sandbox.path(path))
     if key is None:
         row["status"] = "missing"
-        return row
+        return row, None
     row["size"], row["mtime_ns"] = key.size, key.mtime_ns
     row["ctime_ns"], row["inode"] = kept_ctime(key), key.inode
     where = sandbox.place(path, key.is_link)
     if where != INSIDE:
         row["status"] = "hidden" if where == HIDDEN else "escapes"
-        return row
+        return row, None
+    return row, key
+
+
+def _read(sandbox: Sandbox, row: dict[str, Any], key: FileStat, ignored: bool) -> None:
+    """Fill an artifact's row from its content (not read at all when git ignores it)."""
     if ignored:
         row["status"] = "ignored"
-        return row
+        return
+    path = row["path"]
     keep = MAX_ARTIFACT_BODY if path.endswith(TEXT_SUFFIXES) else 0
     try:
-        hashed = hash_file(full, keep_up_to=keep)
+        hashed = hash_file(sandbox.path(path), keep_up_to=keep)
     except OSError as exc:
         row["status"] = ARTIFACT_STATUS.get(type(exc), "unreadable")
-        return row
+        return
     row["status"], row["regular_file"] = "ok", int(not key.is_link)
     row["size"], row["sha256"], row["links"] = hashed.size, hashed.sha256, hashed.links
     # A second name may be a file outside the repository (a hard link is not a
     # symlink, and no path tells): its content is hashed, never stored or searchable.
     if hashed.content is not None and hashed.links == 1:
         row["body"] = hashed.content.decode("utf-8", errors="replace")
-    return row
 
 
 def refresh_artifacts(
@@ -114,49 +128,61 @@ def refresh_artifacts(
             "AND artifact_path NOT IN (SELECT path FROM artifacts)"
         )
     ]
-    writer = ArtifactWriter(sandbox, frozenset(_git_ignored(sandbox, todo)))
+    writer = ArtifactWriter(sandbox, ask_git=bool(todo) and in_git_work_tree(sandbox.root))
     run_sharded(db, todo, writer.write, ["artifacts"], jobs)
 
 
-def _git_ignored(sandbox: Sandbox, paths: list[str]) -> set[str]:
-    """The artifact paths whose file (symlinks resolved) git ignores; every path
-    when git could not tell (its content is then never read). Outside a git work
-    tree nothing is ignored, and no path is resolved to ask."""
-    if not paths or not in_git_work_tree(sandbox.root):
-        return set()
-    named: dict[str, list[str]] = {}  # the file git is asked about -> paths naming it
-    for path in paths:
-        if not SAFE_PATH_RE.fullmatch(path):
-            continue  # never touched on disk
-        real = sandbox.real(path)
-        if real.startswith(sandbox.prefix):
-            named.setdefault(real[len(sandbox.prefix) :], []).append(path)
-    ignored = git_ignored(sandbox.root, list(named))
-    if ignored is None:
-        return set(paths)
-    return {path for real in ignored for path in named.get(real, ())}
+# Artifacts looked at before git is asked which of them it ignores: one
+# question of git for this many (each costs a process), memory for their stat only.
+IGNORE_BATCH = 10000
+# Artifact rows inserted at once: bodies are written as they are read, never all in memory.
+INSERT_BATCH = 500
 
 
 @dataclass
 class ArtifactWriter:
     """Reads artifacts and writes their rows (picklable: workers run it too).
-    ``ignored`` are the paths git ignores: accounted for, never read."""
+    With ``ask_git`` (a git work tree), git is asked which it ignores: those
+    are accounted for, never read."""
 
     sandbox: Sandbox
-    ignored: frozenset[str] = frozenset()
+    ask_git: bool = False
 
     def write(self, target: sqlite_utils.Database, paths: Sequence[str], advance: Any) -> None:
         """Read ``paths`` and insert their artifact rows into ``target``."""
-        # Bodies are written as they are read, a batch at a time: never all in memory.
         inserts = Inserts(target)
-        for start in range(0, len(paths), 500):
-            inserts.insert(
-                "artifacts",
-                [
-                    artifact_row(self.sandbox, path, path in self.ignored)
-                    for path in paths[start : start + 500]
-                ],
-            )
+        for start in range(0, len(paths), IGNORE_BATCH):
+            chunk = paths[start : start + IGNORE_BATCH]
+            looked = [_looked_at(self.sandbox, path) for path in chunk]
+            ignored = self._ignored(looked)
+            for at in range(0, len(looked), INSERT_BATCH):
+                batch = looked[at : at + INSERT_BATCH]
+                for row, key in batch:
+                    if key is not None:
+                        _read(self.sandbox, row, key, row["path"] in ignored)
+                inserts.insert("artifacts", [row for row, _ in batch])
+
+    def _ignored(self, looked: list[tuple[dict[str, Any], FileStat | None]]) -> set[str]:
+        """The paths still to be read whose file (symlinks resolved) git ignores;
+        every one of them when git could not tell (its content is then never read)."""
+        if not self.ask_git:
+            return set()
+        sandbox = self.sandbox
+        named: dict[str, list[str]] = {}  # the file git is asked about -> paths naming it
+        for row, key in looked:
+            if key is None:
+                continue
+            path = row["path"]
+            if key.is_link:
+                real = os.path.realpath(sandbox.path(path))
+            else:  # where its directory really is (looked up once a directory)
+                real = os.path.join(sandbox.real_dir(parent_dir(path)), path.rsplit("/", 1)[-1])
+            if real.startswith(sandbox.prefix):
+                named.setdefault(real[len(sandbox.prefix) :], []).append(path)
+        ignored = git_ignored(sandbox.root, list(named))
+        if ignored is None:
+            return {path for paths in named.values() for path in paths}
+        return {path for real in ignored for path in named.get(real, ())}
 
 
 def artifacts_unchanged(
@@ -377,36 +403,50 @@ def _packet_file_changes(
 MAX_TEXT = 64 * 1024 * 1024
 
 
+# The Markdown files of ``files`` (as f) this build lists anew: the loader
+# leaves their hash for the refresh below.
+_NEW_MARKDOWN = "f.kind = 'markdown' AND f.sha256 IS NULL AND f.error IS NULL"
+# Its artifact (as a) read whole: the body is the file's text (a body is kept only
+# for a file of one name, so links are never read from a second name's).
+_BODY_HELD = "a.status = 'ok' AND a.body IS NOT NULL"
+
+
 def refresh_markdown_links(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
-    """Hash the Markdown files this build lists anew (``files`` rows of kind
-    markdown without a sha256: the loader leaves them for here) and keep their
-    links. A record's artifact was just read by the artifact refresh: its hash
-    and body are taken from there, so it is not read a second time. A file
-    with a second name (which may lie outside), or one git ignores, has its
-    links never read."""
-    todo = db.execute(
-        "SELECT f.path, a.status, a.sha256, a.body, a.links FROM files f "
-        "LEFT JOIN artifacts a ON a.path = f.path "
-        "WHERE f.kind = 'markdown' AND f.sha256 IS NULL AND f.error IS NULL"
+    """Hash the Markdown files this build lists anew and keep their links. A
+    record's artifact whose body the artifact refresh just kept is not read a
+    second time: its hash is taken from there in SQL, and only a body that could
+    hold a link ("](" or "]:") is handed to the parser. A file with a
+    second name (which may lie outside), or one git ignores, has its links never
+    read; one git ignores is never hashed."""
+    # Read from disk: no artifact, or one not read (unsafe, missing, ...), or
+    # whose body was not kept (too big, or a second name: hashed only).
+    joined = "FROM files f LEFT JOIN artifacts a ON a.path = f.path"
+    to_read = db.execute(
+        f"SELECT f.path {joined} WHERE {_NEW_MARKDOWN} AND a.status IS NOT 'ignored' "
+        f"AND NOT ({_BODY_HELD})"
     ).fetchall()
-    hashes: list[tuple[str | None, str | None, str]] = []  # (sha256, error, path)
+    bodies = db.execute(
+        f"SELECT f.path, a.body {joined} WHERE {_NEW_MARKDOWN} AND {_BODY_HELD} "
+        "AND (instr(a.body, '](') OR instr(a.body, ']:'))"
+    )
     links: list[dict[str, Any]] = []
-    for path, status, digest, body, names in todo:
-        text = body
-        if status == "ignored":
-            digest = None  # accounted for, never read
-        elif status != "ok" or (body is None and names == 1):  # not read, or too big to keep
-            try:
-                hashed = hash_file(sandbox.path(path), keep_up_to=MAX_TEXT)
-            except OSError as exc:
-                hashes.append((None, read_error(exc), path))
-                continue
-            digest, names = hashed.sha256, hashed.links
-            text = hashed.content.decode("utf-8", "replace") if hashed.content else None
-        hashes.append((digest, None, path))
-        if text is not None and names == 1:
-            links += link_rows(path, text)
+    for path, body in bodies:
+        links += link_rows(path, body)
+    hashes: list[tuple[str | None, str | None, str]] = []  # (sha256, error, path)
+    for (path,) in to_read:
+        try:
+            hashed = hash_file(sandbox.path(path), keep_up_to=MAX_TEXT)
+        except OSError as exc:
+            hashes.append((None, read_error(exc), path))
+            continue
+        hashes.append((hashed.sha256, None, path))
+        if hashed.content is not None and hashed.links == 1:
+            links += link_rows(path, hashed.content.decode("utf-8", "replace"))
     with db.conn:
+        db.conn.execute(
+            "UPDATE files AS f SET sha256 = a.sha256 FROM artifacts a "
+            f"WHERE a.path = f.path AND {_NEW_MARKDOWN} AND {_BODY_HELD}"
+        )
         db.conn.executemany("UPDATE files SET sha256 = ?, error = ? WHERE path = ?", hashes)
     Inserts(db).insert("markdown_links", links)
 

@@ -56,7 +56,8 @@ def git_ignored(root: Path, paths: list[str]) -> set[str] | None:
     """Which of ``paths`` (relative to ``root``, no symlink on the way) git
     ignores: their content is no part of the repository (a ``.env``, a
     build's secrets) and is never stored. The empty set where ``root`` is not in
-    a git work tree or git is not installed; None when git could not tell."""
+    a git work tree or git is not installed; None when git could not tell
+    (what the ignore rules match when only git's index could not be read)."""
     if not paths:
         return set()
     # Asked twice: first of the ignore rules alone (--no-index), then, of the
@@ -68,7 +69,10 @@ def git_ignored(root: Path, paths: list[str]) -> set[str] | None:
     matched = _check_ignore(root, paths, "--no-index")
     if not matched:
         return matched  # none, or git could not tell (None)
-    return _check_ignore(root, sorted(matched))
+    tracked_aside = _check_ignore(root, sorted(matched))
+    # Where the index cannot be read, what the rules match is the safe answer:
+    # tracking only ever takes a path back.
+    return matched if tracked_aside is None else tracked_aside
 
 
 def _check_ignore(root: Path, paths: list[str], *options: str) -> set[str] | None:

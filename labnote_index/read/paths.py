@@ -121,13 +121,6 @@ class Sandbox:
             self._dirs[rel_dir] = self._real_place(self.real_dir(rel_dir))
         return self._dirs[rel_dir]
 
-    def real(self, rel: str) -> str:
-        """The real path of ``rel``: its own symlink resolved, or its directory's."""
-        full = self.path(rel)
-        if os.path.islink(full):
-            return os.path.realpath(full)
-        return os.path.join(self.real_dir(parent_dir(rel)), rel.rsplit("/", 1)[-1])
-
     def dir_inside(self, rel_dir: str) -> bool:
         """Whether a repository directory, symlinks resolved, is inside."""
         return self.dir_place(rel_dir) == INSIDE
