@@ -5,9 +5,10 @@ Each revision is checked out into a git worktree of its own (``git worktree
 add``, no network), and every step runs as ``python -m labnote_index`` from
 it, the two revisions alternating run by run (A, B, A, B, ...) so that the
 machine's drift falls on both alike. Steps: a full check (build + checks, one
-process), an incremental build after one record changed, a build with nothing
-changed, and a check into a temporary index (``--no-db``, a CI job's or a
-hook's first run). The median of each is reported, with B's ratio to A.
+process, then again with the default number of processes), an incremental
+build after one record changed, a build with nothing changed, and a check
+into a temporary index (``--no-db``, a CI job's or a hook's first run). The
+median of each is reported, with B's ratio to A.
 
     python bench/ab.py --base d3236aa [--head HEAD] [--packets 10000] [--repeat 5]
                        [--no-work-tree]
@@ -89,6 +90,8 @@ def main() -> None:
                 db.unlink(missing_ok=True)
                 full = timed(tree, "check", str(repo), "--db", str(db), "--full", "--jobs", "1")
                 times.setdefault((name, "full check"), []).append(full)
+                full = timed(tree, "check", str(repo), "--db", str(db), "--full")
+                times.setdefault((name, "full check, default processes"), []).append(full)
                 edited = packets[n % len(packets)]
                 data = json.loads(edited.read_text())
                 data["notes"] = f"edit {n} {name}"
@@ -108,6 +111,7 @@ def main() -> None:
         print("| --- | ---: | ---: | ---: |")
         steps = (
             "full check",
+            "full check, default processes",
             "incremental build after one edit",
             "build with nothing changed",
             "check --no-db (a temporary index)",

@@ -174,6 +174,27 @@ def test_shares_are_cut_by_weight_not_by_count():
     assert max(rest) - min(rest) <= 2 * 100_000  # each boundary within one item
 
 
+
+def test_markdown_files_weigh_what_the_loader_does_with_them():
+    """Artifacts sort before registry/: weighed as records, the Markdown files
+    were this process's whole share and the records all went to the workers.
+    Each share now holds about its part of the records."""
+    from labnote_index.index.build import _reading_cost
+    from labnote_index.index.parallel import _shares
+    from labnote_index.read.discover import DiscoveredFile
+    from labnote_index.read.paths import FileStat
+
+    def found(path: str, kind: str) -> DiscoveredFile:
+        return DiscoveredFile(path, kind, FileStat(900, 0, False, True))
+
+    markdown = [found(f"messages/answered/{n:05}.md", "markdown") for n in range(4_000)]
+    records = [found(f"registry/packets/2026/{n:05}.json", "record") for n in range(4_000)]
+    assert _reading_cost(markdown[0]) * 8 < _reading_cost(records[0])
+    chunks = _shares(markdown + records, _reading_cost, jobs=2)
+    mine = sum(item.kind == "record" for item in chunks[0])
+    assert 1_600 < mine < 2_000  # about half the records, less the Markdown's share
+
+
 KILLED_BUILD = """
 import sys
 from pathlib import Path
