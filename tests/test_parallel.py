@@ -174,7 +174,6 @@ def test_shares_are_cut_by_weight_not_by_count():
     assert max(rest) - min(rest) <= 2 * 100_000  # each boundary within one item
 
 
-
 def test_markdown_files_weigh_what_the_loader_does_with_them():
     """Artifacts sort before registry/: weighed as records, the Markdown files
     were this process's whole share and the records all went to the workers.

@@ -150,6 +150,24 @@ def test_when_git_cannot_tell_an_artifact_it_may_ignore_is_never_read(sample_rep
     assert "c2VjcmV0" not in everything_stored(sample_repo.db_path)
 
 
+def test_a_file_swapped_for_a_symlink_after_its_look_is_never_read(sample_repo: Repo, tmp_path):
+    """Artifacts are looked at (lstat) a batch before they are read: one that
+    becomes a symlink to a file outside in between is refused, not followed."""
+    from labnote_index.index.files import _looked_at, _read
+    from labnote_index.read.paths import Sandbox
+
+    artifact = sample_repo.load(PACKET)["path"]
+    outside = tmp_path / "outside.md"
+    outside.write_text(f"{TOKEN}\n")
+    sandbox = Sandbox(sample_repo.root)
+    row, key = _looked_at(sandbox, artifact)
+    assert key is not None and not key.is_link
+    (sample_repo.root / artifact).unlink()
+    (sample_repo.root / artifact).symlink_to(outside)
+    _read(sandbox, row, key, ignored=False)
+    assert (row["status"], row["body"], row["sha256"]) == ("unreadable", None, None)
+
+
 def test_git_is_asked_about_this_repository_only(sample_repo: Repo, tmp_path, monkeypatch):
     # A hook runs with GIT_DIR set: it must not point the ignore test elsewhere.
     other = tmp_path / "other"

@@ -51,20 +51,10 @@ TEXT_SUFFIXES = (".md", ".markdown", ".txt")
 ARTIFACT_STATUS = {FileNotFoundError: "missing", NotRegularFile: "not_a_file"}
 
 
-def artifact_row(sandbox: Sandbox, path: str, ignored: bool = False) -> dict[str, Any]:
-    """The ``artifacts`` row of one path a record names, as it is on disk now:
-    its status (ok, missing, unsafe, escapes, hidden, ignored, ...), stat and
-    hash, and its body when it is text held by one name only."""
-    row, key = _looked_at(sandbox, path)
-    if key is not None:
-        _read(sandbox, row, key, ignored)
-    return row
-
-
 def _looked_at(sandbox: Sandbox, path: str) -> tuple[dict[str, Any], FileStat | None]:
-    """An artifact's row from its path and one lstat, and that stat when the
-    file is still to be read (None when the row is already settled: unsafe,
-    missing, hidden or leading outside)."""
+    """The ``artifacts`` row of one path a record names, as one lstat finds it
+    (its status: unsafe, missing, hidden or escapes, or None while it is still
+    to be read by ``_read``), and that stat when it is still to be read."""
     row: dict[str, Any] = {"path": path, "status": None, "size": None, "mtime_ns": None}
     row.update(ctime_ns=None, inode=None)
     row.update(sha256=None, body=None, links=None, regular_file=0)
@@ -85,14 +75,18 @@ def _looked_at(sandbox: Sandbox, path: str) -> tuple[dict[str, Any], FileStat | 
 
 
 def _read(sandbox: Sandbox, row: dict[str, Any], key: FileStat, ignored: bool) -> None:
-    """Fill an artifact's row from its content (not read at all when git ignores it)."""
+    """Fill an artifact's row from its content, as ``key`` found it: its status
+    (ok, ignored, missing, not_a_file, unreadable), hash, and its body when it
+    is text held by one name only. Git-ignored content is not read at all."""
     if ignored:
         row["status"] = "ignored"
         return
     path = row["path"]
     keep = MAX_ARTIFACT_BODY if path.endswith(TEXT_SUFFIXES) else 0
     try:
-        hashed = hash_file(sandbox.path(path), keep_up_to=keep)
+        # A file that was no symlink when looked at is never read through one
+        # put in its place since (its target was never checked).
+        hashed = hash_file(sandbox.path(path), keep_up_to=keep, follow=key.is_link)
     except OSError as exc:
         row["status"] = ARTIFACT_STATUS.get(type(exc), "unreadable")
         return

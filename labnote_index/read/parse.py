@@ -153,14 +153,15 @@ def same_file(full: Path | str, key: Any, stored: tuple[Any, ...], sha256: str |
         return False
 
 
-def hash_file(path: Path | str, keep_up_to: int = 0) -> Hashed:
+def hash_file(path: Path | str, keep_up_to: int = 0, follow: bool = True) -> Hashed:
     """Size and sha256 of a regular file, read in chunks; its content too when it is
     no bigger than ``keep_up_to`` bytes (otherwise None). Raises OSError
-    (NotRegularFile for anything but a regular file)."""
+    (NotRegularFile for anything but a regular file; ``follow=False``: ELOOP
+    for a symlink in its place)."""
     digest = hashlib.sha256()
     size = 0
     kept: list[bytes] | None = [] if keep_up_to else None
-    fd, st = open_regular(path)
+    fd, st = open_regular(path, follow)
     try:
         # os.read straight from the descriptor: a file object per file costs more
         # than reading a small file does. The first read asks for all of it.
