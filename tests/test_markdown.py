@@ -166,3 +166,37 @@ def test_a_markdown_file_no_record_names_is_hashed_and_read(sample_repo: Repo):
     assert db["files"].get("docs/notes.md")["sha256"] == sha256(text.encode()).hexdigest()
     links = list(db["markdown_links"].rows_where("source_file = ?", ["docs/notes.md"]))
     assert [row["raw_target"] for row in links] == ["gone-doc.md"]
+
+
+def test_every_artifacts_links_are_kept_and_bad_utf8_is_replaced(sample_repo: Repo):
+    first = sample_repo.load(PACKET)["path"]
+    other = sample_repo.load("registry/packets/2026/20260905-claude-retention-followup.json")
+    sample_repo.write(first, "[one](gone-one.md)\n")
+    sample_repo.write(other["path"], b"\xff\xfe not UTF-8 [two](gone-two.md)\n")
+    sample_repo.write("docs/bytes.md", b"\xff [three](gone-three.md)\n")
+    db = sample_repo.index()
+    targets = {row["raw_target"] for row in db["markdown_links"].rows}
+    assert {"gone-one.md", "gone-two.md", "gone-three.md"} <= targets
+    assert "\ufffd" in db["artifacts"].get(other["path"])["body"]
+
+
+def test_a_markdown_file_gone_before_its_hash_is_an_error_and_the_rest_are_hashed(
+    sample_repo: Repo,
+):
+    """Listed, then gone before the refresh reads it: its files row says so, and
+    the files after it are still hashed."""
+    from labnote_index.index.files import refresh_markdown_links
+    from labnote_index.read.paths import Sandbox
+
+    sample_repo.write("docs/a-gone.md", "[x](gone.md)\n")
+    sample_repo.write("docs/b-kept.md", "kept\n")
+    db = sample_repo.index()
+    with db.conn:
+        names = ["docs/a-gone.md", "docs/b-kept.md"]
+        db.execute("UPDATE files SET sha256 = NULL WHERE path IN (?, ?)", names)
+        db.execute("DELETE FROM markdown_links")
+    (sample_repo.root / "docs/a-gone.md").unlink()
+    refresh_markdown_links(db, Sandbox(sample_repo.root))
+    gone, kept = db["files"].get("docs/a-gone.md"), db["files"].get("docs/b-kept.md")
+    assert gone["sha256"] is None and "missing" in gone["error"]
+    assert kept["sha256"] == sha256(b"kept\n").hexdigest() and kept["error"] is None

@@ -168,6 +168,23 @@ def test_a_file_swapped_for_a_symlink_after_its_look_is_never_read(sample_repo: 
     assert (row["status"], row["body"], row["sha256"]) == ("unreadable", None, None)
 
 
+def test_git_is_asked_about_every_artifact_of_a_batch_whatever_comes_before(
+    sample_repo: Repo,
+):
+    """A missing artifact first, then one at the repository's root that git
+    ignores: the second is asked about and ignored."""
+    from labnote_index.index.files import ArtifactWriter, _looked_at
+    from labnote_index.read.paths import Sandbox
+
+    git(sample_repo.root, "init", "-q")
+    sample_repo.write(".gitignore", "secret-notes.md\n")
+    sample_repo.write("secret-notes.md", f"{TOKEN}\n")
+    sandbox = Sandbox(sample_repo.root)
+    looked = [_looked_at(sandbox, path) for path in ("notes/gone.md", "secret-notes.md")]
+    assert looked[0][1] is None and looked[1][1] is not None
+    assert ArtifactWriter(sandbox, ask_git=True)._ignored(looked) == {"secret-notes.md"}
+
+
 def test_git_is_asked_about_this_repository_only(sample_repo: Repo, tmp_path, monkeypatch):
     # A hook runs with GIT_DIR set: it must not point the ignore test elsewhere.
     other = tmp_path / "other"
