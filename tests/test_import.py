@@ -617,3 +617,25 @@ def test_a_ctrl_c_once_the_command_is_done_does_not_change_its_exit(repo: Repo):
         text=True,
     )
     assert failing.returncode == 2, (failing.returncode, failing.stderr)
+
+
+ARTIFACT_OF = "registry/packets/2026/20260903-maria-ops-retention-question.json"
+
+
+def test_an_artifact_that_is_a_fifo_is_not_a_file_and_never_read(sample_repo: Repo):
+    artifact = sample_repo.load(ARTIFACT_OF)["path"]
+    (sample_repo.root / artifact).unlink()
+    os.mkfifo(sample_repo.root / artifact)  # opened without blocking: the build goes on
+    db = sample_repo.index()
+    row = db["artifacts"].get(artifact)
+    assert (row["status"], row["sha256"], row["body"]) == ("not_a_file", None, None)
+
+
+@pytest.mark.parametrize("name, kept", [("notes.txt", True), ("image.png", False)])
+def test_only_a_text_artifacts_body_is_stored_however_small(sample_repo: Repo, name, kept):
+    path = f"notes/{name}"
+    sample_repo.write(path, "x")
+    sample_repo.edit(ARTIFACT_OF, path=path)
+    row = sample_repo.index()["artifacts"].get(path)
+    assert row["status"] == "ok" and row["sha256"]
+    assert row["body"] == ("x" if kept else None)
