@@ -167,10 +167,7 @@ class ArtifactWriter:
             if key is None:
                 continue
             path = row["path"]
-            if key.is_link:
-                real = os.path.realpath(sandbox.path(path))
-            else:  # where its directory really is (looked up once a directory)
-                real = os.path.join(sandbox.real_dir(parent_dir(path)), path.rsplit("/", 1)[-1])
+            real = sandbox.real(path, key.is_link)  # no second lstat: the look said
             if real.startswith(sandbox.prefix):
                 named.setdefault(real[len(sandbox.prefix) :], []).append(path)
         ignored = git_ignored(sandbox.root, list(named))

@@ -121,6 +121,14 @@ class Sandbox:
             self._dirs[rel_dir] = self._real_place(self.real_dir(rel_dir))
         return self._dirs[rel_dir]
 
+    def real(self, rel: str, is_link: bool | None = None) -> str:
+        """The real path of ``rel``: its own symlink resolved, or its directory's
+        (``is_link``: whether it is a symlink, when the caller has looked already)."""
+        full = self.path(rel)
+        if os.path.islink(full) if is_link is None else is_link:
+            return os.path.realpath(full)
+        return os.path.join(self.real_dir(parent_dir(rel)), rel.rsplit("/", 1)[-1])
+
     def dir_inside(self, rel_dir: str) -> bool:
         """Whether a repository directory, symlinks resolved, is inside."""
         return self.dir_place(rel_dir) == INSIDE
