@@ -639,3 +639,99 @@ def test_only_a_text_artifacts_body_is_stored_however_small(sample_repo: Repo, n
     row = sample_repo.index()["artifacts"].get(path)
     assert row["status"] == "ok" and row["sha256"]
     assert row["body"] == ("x" if kept else None)
+
+
+def _files_rows(tmp_path: Path, name: str, items, sandbox_root: Path) -> list[tuple]:
+    """The files rows FileLoader writes of ``items``, in row id order."""
+    from labnote_index.index.rows import FileLoader
+    from labnote_index.index.schema import create_tables
+    from labnote_index.read.paths import Sandbox
+
+    db = sqlite_utils.Database(tmp_path / name)
+    create_tables(db)
+    FileLoader(Sandbox(sandbox_root), enforce_layout=True).write(db, items)
+    return db.execute("SELECT rowid, * FROM files ORDER BY rowid").fetchall()
+
+
+def test_markdown_files_written_at_once_are_the_rows_written_one_by_one(tmp_path: Path):
+    """Runs of Markdown files (index/rows.py, MARKDOWN_RUN) are written straight
+    from the walk's arrays. Whatever they are, the rows are what the loader
+    makes of each file alone, in the same order: a FIFO, a name that is not
+    UTF-8, a directory that has become a symlink out since the walk, a short
+    run between records, and .github/ are each told as one by one."""
+    from labnote_index.index.rows import MARKDOWN_RUN
+    from labnote_index.read.discover import discover
+
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    outside.mkdir()
+    for directory, count in (("a-long", MARKDOWN_RUN + 5), ("b-short", 3), (".github", 2)):
+        (repo / directory).mkdir(parents=True)
+        for n in range(count):
+            (repo / directory / f"{n:03}.md").write_text(f"note {n}\n")
+    os.mkfifo(repo / "a-long" / "a-fifo.md")
+    (repo / "a-long").joinpath(os.fsdecode(b"bad-\xff.md")).write_text("x\n")
+    (repo / "c-swapped").mkdir()
+    for n in range(MARKDOWN_RUN):
+        (repo / "c-swapped" / f"{n:03}.md").write_text("x\n")
+        (outside / f"{n:03}.md").write_text("x\n")
+    (repo / "registry/packets").mkdir(parents=True)
+    (repo / "registry/packets/p.json").write_text("{}")
+    found = discover(repo)
+    (repo / "c-swapped").rename(tmp_path / "moved")
+    (repo / "c-swapped").symlink_to(outside)  # after the walk, before the rows
+    at_once = _files_rows(tmp_path, "once.db", found, repo)
+    one_by_one = _files_rows(tmp_path, "each.db", list(found), repo)
+    assert at_once == one_by_one
+    errors = {row[1]: row[-1] for row in at_once}
+    assert "not a regular file" in errors["a-long/a-fifo.md"]
+    assert "not valid UTF-8" in errors["a-long/bad-\\xff.md"]
+    assert all("outside" in errors[f"c-swapped/{n:03}.md"] for n in range(MARKDOWN_RUN))
+    assert errors["a-long/000.md"] is None and errors[".github/000.md"] is None
+    assert errors["b-short/000.md"] is None
+    assert len(at_once) == (MARKDOWN_RUN + 5 + 2) + 3 + 2 + MARKDOWN_RUN + 1
+
+
+def test_markdown_runs_start_at_the_run_size_and_break_at_any_other_file(tmp_path: Path):
+    from labnote_index.index.rows import MARKDOWN_RUN, FileLoader
+    from labnote_index.read.discover import discover
+    from labnote_index.read.paths import Sandbox
+
+    repo = tmp_path / "repo"
+    sizes = {"a": MARKDOWN_RUN - 1, "b": MARKDOWN_RUN, "c": 2 * MARKDOWN_RUN}
+    # Each directory ends with a handoff manifest (read as such), and c has one
+    # after its first MARKDOWN_RUN files too: each breaks a run.
+    breaks = ["a/zz", "b/zz", "c/zz", f"c/{MARKDOWN_RUN - 1:03}.md-x"]
+    for directory, count in sizes.items():
+        (repo / directory).mkdir(parents=True)
+        for n in range(count):
+            (repo / directory / f"{n:03}.md").write_text("x\n")
+    for packet in breaks:
+        (repo / packet).mkdir()
+        (repo / packet / "handoff.manifest.json").write_text("{}")
+    found = discover(repo)
+    runs = FileLoader(Sandbox(repo), enforce_layout=True)._markdown_runs(found)
+    named = {found.paths[start]: found.paths[end - 1] for start, end in runs.items()}
+    last = f"{2 * MARKDOWN_RUN - 1:03}"
+    assert named == {
+        "b/000.md": f"b/{MARKDOWN_RUN - 1:03}.md",
+        "c/000.md": f"c/{MARKDOWN_RUN - 1:03}.md",
+        f"c/{MARKDOWN_RUN:03}.md": f"c/{last}.md",
+    }
+    assert len(found) == sum(sizes.values()) + len(breaks)
+
+
+def test_a_file_added_by_its_stat_is_the_file_added_by_its_file_stat(tmp_path: Path):
+    """FoundFiles.append_stat (the walk's way) keeps what append of its FileStat does."""
+    from labnote_index.read.discover import DiscoveredFile, FoundFiles
+    from labnote_index.read.paths import file_stat
+
+    (tmp_path / "file.md").write_text("x\n")
+    (tmp_path / "link.md").symlink_to("file.md")
+    os.mkfifo(tmp_path / "fifo.md")
+    (tmp_path / "dir").mkdir()
+    for name in ("file.md", "link.md", "fifo.md", "dir"):
+        st = os.lstat(tmp_path / name)
+        by_stat, by_key = FoundFiles(), FoundFiles()
+        by_stat.append_stat(name, "markdown", st)
+        by_key.append(DiscoveredFile(name, "markdown", file_stat(st)))
+        assert list(by_stat) == list(by_key) == [DiscoveredFile(name, "markdown", file_stat(st))]

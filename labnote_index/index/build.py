@@ -322,12 +322,15 @@ class _Build:
             # git's word, where it was asked, settles the files it does not name.
             suspects = self.suspects if incremental else None
             refresh_artifacts(db, sandbox, self.jobs, suspects)
+            PHASES.mark("artifacts")
             refresh_markdown_links(db, sandbox)  # after the artifacts: it reads their bodies
+            PHASES.mark("markdown links")
             refresh_packet_files(db, sandbox, suspects)
             refresh_link_targets(db, sandbox, suspects)
+            PHASES.mark("packet files and link targets")
             if not incremental:
                 create_indexes(db, self.browsable)
-            PHASES.mark("files")
+            PHASES.mark("indexes")
             resolve_references(db, changed)
             store_cycles(db)
             PHASES.mark("resolve")

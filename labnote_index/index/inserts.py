@@ -4,7 +4,7 @@ own connection (sqlite-utils created the tables; this only fills them)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import sqlite_utils
@@ -43,6 +43,19 @@ class Inserts:
         """Append ``rows`` (dicts; a missing key is NULL) to ``table``, committed."""
         with self.db.conn:
             self.append(table, rows)
+
+    def insert_tuples(
+        self, table: str, columns: Sequence[str], rows: Iterable[tuple[Any, ...]]
+    ) -> None:
+        """Append ``rows``, each a tuple of ``columns`` (the others NULL) bound as
+        it is, to ``table``, committed: for many rows made at once, in C."""
+        known, _ = self._statement(table)
+        if not set(columns) <= set(known):
+            raise ValueError(f"no column for {sorted(set(columns) - set(known))}")
+        names = ", ".join(f"[{c}]" for c in columns)
+        sql = f"INSERT INTO [{table}] ({names}) VALUES ({', '.join('?' * len(columns))})"
+        with self.db.conn:
+            self.db.conn.executemany(sql, rows)
 
     def append(self, table: str, rows: Iterable[dict[str, Any]]) -> None:
         """Append ``rows`` to ``table`` within the transaction under way."""

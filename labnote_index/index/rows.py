@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from hashlib import sha256
@@ -30,7 +31,7 @@ from ..format.rules import (
     visit_packet_id,
 )
 from ..read import markdown
-from ..read.discover import SYMLINKED_DIRECTORY, UNLISTED, DiscoveredFile
+from ..read.discover import SYMLINKED_DIRECTORY, UNLISTED, DiscoveredFile, FoundFiles
 from ..read.parse import (
     ParsedFile,
     hash_file,
@@ -38,7 +39,7 @@ from ..read.parse import (
     read_record_file,
     universal_newlines,
 )
-from ..read.paths import FileStat, Sandbox, displayable, kept_ctime, lstat_key, storable
+from ..read.paths import FileStat, Sandbox, displayable, kept, kept_ctime, lstat_key, storable
 from ..text import as_text, parent_dir
 from .files import MAX_TEXT
 from .inserts import Inserts
@@ -51,6 +52,9 @@ REFERENCE_FIELDS = {
     for name in RECORD_TYPES
 }
 
+# Markdown files one after the other (in path order, a directory's) written at
+# once from this many: a shorter run is not worth the flush before it.
+MARKDOWN_RUN = 64
 # Rows held before they are written: enough to keep INSERT calls few,
 # few enough that memory does not grow with the repository.
 BATCH_SIZE = 5000
@@ -95,13 +99,68 @@ class FileLoader:
     ) -> None:
         """Load these files and write their rows into ``db``, a batch at a time."""
         rows, inserts = Rows(), Inserts(db)
-        for item in items:
-            self.load(item, rows)
+        found = items if isinstance(items, FoundFiles) else FoundFiles()  # runs: none
+        runs = self._markdown_runs(found)
+        at = 0
+        while at < len(items):
+            if at in runs:
+                rows.flush(inserts)  # what is queued goes first: rows keep the files' order
+                self._write_markdown(found, at, runs[at], inserts)
+                if progress:
+                    progress(runs[at] - at)
+                at = runs[at]
+                continue
+            self.load(items[at], rows)
             if rows.count >= BATCH_SIZE:
                 rows.flush(inserts)
             if progress:
                 progress(1)
+            at += 1
         rows.flush(inserts)
+
+    def _markdown_runs(self, found: FoundFiles) -> dict[int, int]:
+        """Where each run of at least MARKDOWN_RUN Markdown files, one after the
+        other in ``found``, starts and ends (past its last): files the walk saw
+        as regular files (no symlink) with a storable name, in a directory inside.
+        Of each of them ``_load`` would make a files row and nothing else."""
+        paths, inside = found.paths, self.sandbox.dir_inside
+        runs: dict[int, int] = {}
+        start = last = -2
+        for at in found.regular("markdown"):
+            path = paths[at]
+            if not storable(path) or _outside(path) or not inside(parent_dir(path)):
+                continue
+            if at != last + 1:
+                if last + 1 - start >= MARKDOWN_RUN:
+                    runs[start] = last + 1
+                start = at
+            last = at
+        if last + 1 - start >= MARKDOWN_RUN:
+            runs[start] = last + 1
+        return runs
+
+    def _write_markdown(self, found: FoundFiles, start: int, end: int, inserts: Inserts) -> None:
+        """Write the files rows of a run of Markdown files (``_markdown_runs``) at
+        once: the rows ``_load`` makes of them (their hash and links come later,
+        files.refresh_markdown_links), without a DiscoveredFile, a dict and
+        three calls each (44,600 at the benchmark's size: 0.32 s became 0.09)."""
+        paths, sizes, mtimes = found.paths, found.sizes, found.mtimes
+        ctimes, inodes, now = found.ctimes, found.inodes, time.time_ns()
+        inserts.insert_tuples(
+            "files",
+            ("path", "kind", "size", "mtime_ns", "ctime_ns", "inode"),
+            (
+                (
+                    paths[at],
+                    "markdown",
+                    sizes[at],
+                    mtimes[at],
+                    kept(mtimes[at], ctimes[at], now),
+                    inodes[at],
+                )
+                for at in range(start, end)
+            ),
+        )
 
     def load(self, found: DiscoveredFile, rows: Rows) -> None:
         """Read one discovered file and queue its rows (a file that cannot be

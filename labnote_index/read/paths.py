@@ -185,8 +185,13 @@ def file_stat(st: os.stat_result) -> FileStat:
         stat.S_ISLNK(mode),
         stat.S_ISREG(mode),
         st.st_ctime_ns,
-        st.st_ino & _SIGNED_64,  # an SQLite integer (inode numbers may use all 64 bits)
+        storable_inode(st.st_ino),
     )
+
+
+def storable_inode(inode: int) -> int:
+    """An inode number as an SQLite integer (inode numbers may use all 64 bits)."""
+    return inode & _SIGNED_64
 
 
 def lstat_key(path: Path | str) -> FileStat | None:
@@ -206,4 +211,10 @@ RACY_NS = 2_000_000_000
 
 def kept_ctime(key: FileStat) -> int | None:
     """The change time to store for a file just looked at (None: read it again next time)."""
-    return None if time.time_ns() - max(key.mtime_ns, key.ctime_ns) < RACY_NS else key.ctime_ns
+    return kept(key.mtime_ns, key.ctime_ns, time.time_ns())
+
+
+def kept(mtime_ns: int, ctime_ns: int, now_ns: int) -> int | None:
+    """The change time to store for a file whose times these are, looked at by
+    ``now_ns`` (``kept_ctime`` for many files at once, the clock read once)."""
+    return None if now_ns - max(mtime_ns, ctime_ns) < RACY_NS else ctime_ns
