@@ -188,10 +188,12 @@ def test_markdown_files_weigh_what_the_loader_does_with_them():
 
     markdown = [found(f"messages/answered/{n:05}.md", "markdown") for n in range(4_000)]
     records = [found(f"registry/packets/2026/{n:05}.json", "record") for n in range(4_000)]
-    assert _reading_cost(markdown[0]) * 8 < _reading_cost(records[0])
+    assert _reading_cost(markdown[0]) * 25 < _reading_cost(records[0])
     chunks = _shares(markdown + records, _reading_cost, jobs=2)
     mine = sum(item.kind == "record" for item in chunks[0])
-    assert 1_600 < mine < 2_000  # about half the records, less the Markdown's share
+    # About half the records, less the Markdown's share: written in runs, a
+    # Markdown file costs a thirtieth of a record (a tenth left this 1,800).
+    assert 1_900 < mine < 2_000
 
 
 KILLED_BUILD = """

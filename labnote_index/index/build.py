@@ -417,11 +417,12 @@ def _now() -> str:
 # a small record's for opening, validating and writing it.
 PER_FILE_BYTES = 2048
 # A Markdown file costs the loader its files row only (it is hashed and its
-# links read later, beside the artifacts): a tenth of a small record's cost,
-# measured (7.7 against 72 us at 43,508 records). Weighed as a record, the
-# thousands of artifacts that sort before registry/ made this process's share
-# nearly all Markdown, and left the records to one worker.
-MARKDOWN_COST = 300
+# links read later, beside the artifacts), written with the others of its run
+# straight from the walk's arrays: 2-3 us against 72 us for a small record at
+# 43,508 records, measured, so a thirtieth of a record's weight. Weighed as a
+# record, the thousands of artifacts that sort before registry/ made this
+# process's share nearly all Markdown, and left the records to one worker.
+MARKDOWN_COST = 100
 
 
 def _reading_cost(item: DiscoveredFile) -> int:
