@@ -649,7 +649,9 @@ def _files_rows(tmp_path: Path, name: str, items, sandbox_root: Path) -> list[tu
 
     db = sqlite_utils.Database(tmp_path / name)
     create_tables(db)
-    FileLoader(Sandbox(sandbox_root), enforce_layout=True).write(db, items)
+    told: list[int] = []
+    FileLoader(Sandbox(sandbox_root), enforce_layout=True).write(db, items, told.append)
+    assert sum(told) == len(items)  # progress counts each file once, in a run or not
     return db.execute("SELECT rowid, * FROM files ORDER BY rowid").fetchall()
 
 
