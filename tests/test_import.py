@@ -738,3 +738,39 @@ def test_a_file_added_by_its_stat_is_the_file_added_by_its_file_stat(tmp_path: P
         by_stat.append_stat(name, "markdown", st)
         by_key.append(DiscoveredFile(name, "markdown", file_stat(st)))
         assert list(by_stat) == list(by_key) == [DiscoveredFile(name, "markdown", file_stat(st))]
+
+
+def test_a_file_gone_between_the_listing_and_its_stat_is_still_listed(tmp_path: Path):
+    """Deleted after its directory was listed, before the walk's lstat of it: it
+    is listed with no stat (the loader then says it is missing), and the walk goes
+    on. The walk asks ``excluded`` of each entry between the two: there it goes."""
+    from labnote_index.read.discover import discover
+
+    (tmp_path / "docs").mkdir()
+    for name in ("a.md", "b.md", "c.md"):
+        (tmp_path / "docs" / name).write_text("x\n")
+
+    def deleting(rel: str) -> bool:
+        if rel == "docs/b.md":
+            (tmp_path / rel).unlink()
+        return False
+
+    found = {f.path: f.stat for f in discover(tmp_path, excluded=deleting)}
+    assert list(found) == ["docs/a.md", "docs/b.md", "docs/c.md"]
+    assert found["docs/b.md"] is None
+    assert found["docs/a.md"] is not None and found["docs/c.md"] is not None
+
+
+def test_rows_as_tuples_name_only_columns_the_table_has(tmp_path: Path):
+    from labnote_index.index.inserts import Inserts
+    from labnote_index.index.schema import create_tables
+
+    db = sqlite_utils.Database(tmp_path / "index.db")
+    create_tables(db)
+    with pytest.raises(ValueError, match="no column for \\['nope'\\]"):
+        Inserts(db).insert_tuples("files", ("path", "nope"), [("a.md", 1)])
+    assert db["files"].count == 0
+    Inserts(db).insert_tuples("files", ("path", "kind"), [("a.md", "markdown")])
+    assert [(r["path"], r["kind"], r["size"]) for r in db["files"].rows] == [
+        ("a.md", "markdown", None)
+    ]
