@@ -34,9 +34,7 @@ class Inserts:
             t = self.db.table(table)
             auto = ["id"] if t.pks == ["id"] else []
             columns = [c.name for c in t.columns if c.name not in auto]
-            names = ", ".join(f"[{c}]" for c in columns)
-            marks = ", ".join("?" * len(columns))
-            self._prepared[table] = (columns, f"INSERT INTO [{table}] ({names}) VALUES ({marks})")
+            self._prepared[table] = (columns, _insert_sql(table, columns))
         return self._prepared[table]
 
     def insert(self, table: str, rows: Iterable[dict[str, Any]]) -> None:
@@ -52,16 +50,20 @@ class Inserts:
         known, _ = self._statement(table)
         if not set(columns) <= set(known):
             raise ValueError(f"no column for {sorted(set(columns) - set(known))}")
-        names = ", ".join(f"[{c}]" for c in columns)
-        sql = f"INSERT INTO [{table}] ({names}) VALUES ({', '.join('?' * len(columns))})"
         with self.db.conn:
-            self.db.conn.executemany(sql, rows)
+            self.db.conn.executemany(_insert_sql(table, columns), rows)
 
     def append(self, table: str, rows: Iterable[dict[str, Any]]) -> None:
         """Append ``rows`` to ``table`` within the transaction under way."""
         columns, sql = self._statement(table)
         known = set(columns)
         self.db.conn.executemany(sql, (_bound(row, columns, known) for row in rows))
+
+
+def _insert_sql(table: str, columns: Sequence[str]) -> str:
+    """The INSERT of a row of ``columns`` into ``table``, each bound by a ``?``."""
+    names = ", ".join(f"[{c}]" for c in columns)
+    return f"INSERT INTO [{table}] ({names}) VALUES ({', '.join('?' * len(columns))})"
 
 
 def _bound(row: dict[str, Any], columns: list[str], known: set[str]) -> tuple[Any, ...]:

@@ -332,7 +332,7 @@ def _walk(
                 # no call, no tuple made, for each of the walk's 90,000 files.
                 if not entry.is_file(follow_symlinks=False):
                     _entry(found, entry, rel_top, in_registry, root, pending)
-                elif in_registry or name.endswith(".md") or name in _NAMED:
+                elif _listed(name, in_registry, is_link=False):
                     rel = rel_top + name
                     try:
                         found.append_stat(rel, classify(rel), entry.stat(follow_symlinks=False))
@@ -340,8 +340,16 @@ def _walk(
                         found.append(DiscoveredFile(rel, classify(rel)))
 
 
-# Files listed wherever they are.
-_NAMED = (HANDOFF_MANIFEST, PACKET_LOCK)
+def _listed(name: str, in_registry: bool, is_link: bool) -> bool:
+    """Whether a file (not a directory) of this name is listed: all of the
+    registry, and anywhere a handoff manifest, a packet lock, or a Markdown
+    file, whose links are read from the file itself (through a symlink they
+    would be another file's, so a symlink is not listed)."""
+    return (
+        in_registry
+        or name in (HANDOFF_MANIFEST, PACKET_LOCK)
+        or (name.endswith(".md") and not is_link)
+    )
 
 
 def _entry(
@@ -368,9 +376,7 @@ def _entry(
             pending.append((entry.path, rel + "/", True))  # followed: it stays inside
         return
     linked_dir = is_link and _is_dir(entry.path)
-    # A Markdown file's links are read from the file itself: through a
-    # symlink they would be another file's, so a symlink is not listed.
-    listed = in_registry or name in _NAMED or (name.endswith(".md") and not is_link)
+    listed = _listed(name, in_registry, is_link)
     if linked_dir and (rel == REGISTRY or _reported_link(rel, False)):
         listed = True  # a registry or packet behind a link: reported
     if listed:
