@@ -6,8 +6,10 @@ Tests of: ``index/rows.py``, ``index/resolve.py``, ``index/inserts.py``,
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -27,6 +29,7 @@ from .helpers import (
     compared,
     content,
     findings_of,
+    git,
     not_when_built,
     open_copy,
     signals_as_usual,
@@ -545,6 +548,13 @@ def test_prepared_inserts_build_the_index_sqlite_utils_builds(
             patch.setattr(
                 Inserts, "insert", lambda self, table, rows: self.db.table(table).insert_all(rows)
             )
+            patch.setattr(
+                Inserts,
+                "insert_tuples",
+                lambda self, table, columns, rows: self.db.table(table).insert_all(
+                    dict(zip(columns, row, strict=True)) for row in rows
+                ),
+            )
             build_index(target.root, target.db_path, full=True)
         assert table_contents(target.db_path) == fast
 
@@ -774,3 +784,195 @@ def test_rows_as_tuples_name_only_columns_the_table_has(tmp_path: Path):
     assert [(r["path"], r["kind"], r["size"]) for r in db["files"].rows] == [
         ("a.md", "markdown", None)
     ]
+
+
+def _artifact_rows(root: Path, db_path: Path, items) -> dict[str, tuple]:
+    """The artifacts rows ArtifactWriter makes of ``items`` (path, walked) in a
+    new index, by path; the change time aside (kept or not by the clock)."""
+    from labnote_index.index.files import ArtifactWriter
+    from labnote_index.index.schema import create_tables
+    from labnote_index.read.paths import Sandbox
+
+    db = sqlite_utils.Database(db_path)
+    create_tables(db)
+    ArtifactWriter(Sandbox(root), ask_git=True).write(db, items, None)
+    rows = db.execute("SELECT * FROM artifacts ORDER BY rowid").fetchall()
+    columns = [c.name for c in db["artifacts"].columns]
+    return {
+        row[0]: {
+            name: value for name, value in zip(columns, row, strict=True) if name != "ctime_ns"
+        }
+        for row in rows
+    }
+
+
+def _walked(db: sqlite_utils.Database) -> dict[str, tuple]:
+    """What the walk stored of each regular file it listed (refresh_artifacts' join)."""
+    return {
+        path: tuple(rest)
+        for path, *rest in db.execute(
+            "SELECT path, size, mtime_ns, ctime_ns, inode FROM files WHERE regular_file = 1"
+        )
+    }
+
+
+def _odd_artifacts(repo: Repo, outside: Path) -> list[str]:
+    """Artifacts of every shape beside the sample's plain Markdown files: text
+    the walk does not list, a symlink inside and one out, a hard link, a
+    directory, a missing file, a git-ignored one and an unsafe path."""
+    root = repo.root
+    git(root, "init", "-q")
+    repo.write(".gitignore", "secret/\n")
+    repo.write("secret/notes.md", "hidden\n")
+    repo.write("notes/plain.txt", "text\n")
+    repo.write("notes/target.md", "target\n")
+    (root / "notes/linked.md").symlink_to("target.md")
+    (outside / "far.md").write_text("far\n")
+    (root / "notes/out.md").symlink_to(outside / "far.md")
+    repo.write("notes/twice.md", "two names\n")
+    os.link(root / "notes/twice.md", root / "notes/twice-too.md")
+    (root / "notes/dir.md").mkdir()
+    odd = ["notes/plain.txt", "notes/linked.md", "notes/out.md", "notes/twice.md"]
+    odd += ["notes/dir.md", "notes/gone.md", "secret/notes.md", "../up.md"]
+    return odd
+
+
+def test_an_artifact_the_walk_saw_takes_its_stat_and_makes_the_row_a_look_makes(
+    sample_repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A record's artifact the walk listed as a regular file takes the walk's
+    stat (no second lstat): its row is the one an lstat of it makes, and so is
+    every other artifact's, whatever its shape."""
+    from labnote_index.index import files
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    paths = _odd_artifacts(sample_repo, outside)
+    db = sample_repo.index()
+    paths += [p for (p,) in db.execute("SELECT path FROM artifacts")]
+    walked = _walked(db)
+    assert sum(p in walked for p in paths) > 20 and "notes/twice.md" in walked
+    looks: list[str] = []
+    lstat_key = files.lstat_key
+    monkeypatch.setattr(files, "lstat_key", lambda p: looks.append(p) or lstat_key(p))
+    fast = _artifact_rows(
+        sample_repo.root, tmp_path / "fast.db", [(p, walked.get(p)) for p in paths]
+    )
+    assert not any(str(look).endswith(tuple(walked)) for look in looks)  # none looked at again
+    slow = _artifact_rows(sample_repo.root, tmp_path / "slow.db", [(p, None) for p in paths])
+    assert fast == slow and len(fast) == len(set(paths))
+    status = {path: row["status"] for path, row in fast.items()}
+    assert status["secret/notes.md"] == "ignored" and status["notes/out.md"] == "escapes"
+    assert status["notes/dir.md"] == "not_a_file" and status["notes/gone.md"] == "missing"
+    assert status["../up.md"] == "unsafe" and status["notes/linked.md"] == "ok"
+    twice = fast["notes/twice.md"]
+    assert (twice["status"], twice["links"], twice["body"]) == ("ok", 2, None)
+    assert twice["regular_file"] == 1 and twice["size"] == len("two names\n")
+    # A build takes the walk's stat for every artifact the walk listed as a regular file.
+    given: dict[str, object] = {}
+    looked_at = files._looked_at
+
+    def noting(sandbox, path, walked=None):
+        given[path] = walked
+        return looked_at(sandbox, path, walked)
+
+    monkeypatch.setattr(files, "_looked_at", noting)
+    sample_repo.edit(ARTIFACT_OF, path="notes/plain.txt")
+    packet = "registry/packets/2026/20260905-claude-retention-followup.json"
+    (sample_repo.root / "registry/packets/2026/linked.json").symlink_to(packet.rsplit("/")[-1])
+    db = sample_repo.index(full=True)
+    walked = _walked(db)
+    assert packet in walked and "registry/packets/2026/linked.json" not in walked
+    assert db["files"].get("registry/packets/2026/linked.json")["size"] is not None
+    listed = [p for p in given if p in walked]
+    assert len(listed) > 20 and all(given[p] == walked[p] for p in listed)
+    assert given["notes/plain.txt"] is None and "notes/plain.txt" not in walked
+
+
+def test_a_file_that_changed_since_the_walk_is_looked_at_again(sample_repo: Repo, tmp_path: Path):
+    """Between the walk and the artifacts' read, files the walk saw as regular
+    files became a symlink inside, one out, one to a file git ignores, a FIFO,
+    a directory, or went: each row is what a look at it now makes (git asked of
+    the symlinks' targets once), never the walk's stat of what was there."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "far.md").write_text("far\n")
+    git(sample_repo.root, "init", "-q")
+    sample_repo.write(".gitignore", "secret/\n")
+    sample_repo.write("secret/notes.md", "hidden\n")
+    sample_repo.write("notes/target.md", "target\n")
+    db = sample_repo.index()
+    walked = _walked(db)
+    changed = [p for (p,) in db.execute("SELECT path FROM artifacts WHERE status = 'ok'")][:6]
+    assert len(changed) == 6 and all(p in walked for p in changed)
+    root = sample_repo.root
+    # A directory of artifacts made a symlink out: what lies below it is outside.
+    swapped = [p for p in walked if p.startswith("notifications/closed/")]
+    assert swapped and not set(swapped) & set(changed)
+    shutil.copytree(root / "notifications/closed", outside / "closed")
+    shutil.rmtree(root / "notifications/closed")
+    (root / "notifications/closed").symlink_to(outside / "closed")
+    for path in changed:
+        (root / path).unlink()
+    linked, out, secret, fifo, directory, gone = changed
+    (root / linked).symlink_to(root / "notes/target.md")
+    (root / out).symlink_to(outside / "far.md")
+    (root / secret).symlink_to(root / "secret/notes.md")
+    os.mkfifo(root / fifo)
+    (root / directory).mkdir()
+    items = [(p, walked[p]) for p in changed + swapped]
+    fast = _artifact_rows(root, tmp_path / "fast.db", items)
+    slow = [(p, None) for p in changed + swapped]
+    assert fast == _artifact_rows(root, tmp_path / "slow.db", slow)
+    assert {path: (row["status"], row["regular_file"]) for path, row in fast.items()} == {
+        linked: ("ok", 0),
+        out: ("escapes", 0),
+        secret: ("ignored", 0),
+        fifo: ("not_a_file", 0),
+        directory: ("not_a_file", 0),
+        gone: ("missing", 0),
+        **{path: ("escapes", 0) for path in swapped},
+    }
+    assert all(fast[path]["body"] is None for path in swapped)
+    target = hashlib.sha256(b"target\n").hexdigest()
+    assert fast[linked]["sha256"] == target and fast[linked]["body"] == "target\n"
+    assert fast[gone]["size"] is None and fast[gone]["mtime_ns"] is None  # no stale stat
+    assert fast[fifo]["size"] == 0 and fast[fifo]["inode"] == os.lstat(root / fifo).st_ino
+
+
+def test_rows_of_a_table_are_queued_in_one_shape(tmp_path: Path):
+    """Rows as tuples (the rows every record makes) and rows as dicts never mix
+    in one table, nor tuples of two column lists: either would bind values to
+    the wrong columns."""
+    from labnote_index.index.inserts import Inserts
+    from labnote_index.index.rows import JSON_COLUMNS, Rows
+    from labnote_index.index.schema import create_tables
+
+    db = sqlite_utils.Database(tmp_path / "index.db")
+    create_tables(db)
+    rows = Rows()
+    rows.add_values("record_json", JSON_COLUMNS, ("a.json", "{}"))
+    with pytest.raises(ValueError, match="two column lists"):
+        rows.add_values("record_json", ("file", "json"), ("b.json", "{}"))
+    rows.add("record_json", {"file": "c.json", "json": "{}"})
+    with pytest.raises(ValueError, match="as dicts and as tuples"):
+        rows.flush(Inserts(db))
+    rows = Rows()
+    rows.add_values("record_json", JSON_COLUMNS, ("a.json", "{}"))
+    rows.add_values("files", ("path", "kind"), ("a.json", "record"))
+    assert rows.queued("record_json") == 1 and rows.count == 2
+    rows.flush(Inserts(db))
+    assert [r["file"] for r in db["record_json"].rows] == ["a.json"]
+    assert rows.count == 0 and rows.queued("files") == 0
+
+
+def test_a_list_among_a_tuples_values_is_stored_as_json(tmp_path: Path):
+    from labnote_index.index.inserts import Inserts
+    from labnote_index.index.schema import create_tables
+
+    db = sqlite_utils.Database(tmp_path / "index.db")
+    create_tables(db)
+    Inserts(db).insert_tuples(
+        "packets", ("file", "tags", "valid"), [("p.json", ["a", {"b": "é"}], True)]
+    )
+    assert db.execute("SELECT tags, valid FROM packets").fetchall() == [('["a", {"b": "é"}]', 1)]

@@ -60,7 +60,7 @@ from .schema import create_indexes, create_tables
 from .tempfiles import remove_abandoned, temp_name
 
 # Bump when the tables change: an index of another format is rebuilt in full.
-INDEX_FORMAT = 10
+INDEX_FORMAT = 11
 
 
 # Tables holding rows made from one file, and the column naming that file

@@ -51,16 +51,39 @@ TEXT_SUFFIXES = (".md", ".markdown", ".txt")
 ARTIFACT_STATUS = {FileNotFoundError: "missing", NotRegularFile: "not_a_file"}
 
 
-def _looked_at(sandbox: Sandbox, path: str) -> tuple[dict[str, Any], FileStat | None]:
+# What the walk saw of a regular file (size, mtime_ns, ctime_ns as kept, inode).
+Walked = tuple[int, int, int | None, int]
+# The look of a path the walk saw as a regular file: it is opened without
+# following a symlink (one put in its place since is looked at again, _read).
+_WALKED = FileStat(0, 0, is_link=False, is_regular=True)
+
+
+def _looked_at(
+    sandbox: Sandbox, path: str, walked: Walked | None = None
+) -> tuple[dict[str, Any], FileStat | None]:
     """The ``artifacts`` row of one path a record names, as one lstat finds it
     (its status: unsafe, missing, hidden or escapes, or None while it is still
-    to be read by ``_read``), and that stat when it is still to be read."""
-    row: dict[str, Any] = {"path": path, "status": None, "size": None, "mtime_ns": None}
-    row.update(ctime_ns=None, inode=None)
-    row.update(sha256=None, body=None, links=None, regular_file=0)
+    to be read by ``_read``), and that stat when it is still to be read. A path
+    ``walked`` (a regular file in a directory inside) takes the walk's stat:
+    43,000 lstats fewer at the benchmark's size."""
+    row: dict[str, Any] = {
+        "path": path,
+        "status": None,
+        "size": None,
+        "mtime_ns": None,
+        "ctime_ns": None,
+        "inode": None,
+        "sha256": None,
+        "body": None,
+        "links": None,
+        "regular_file": 0,
+    }
     if not SAFE_PATH_RE.fullmatch(path):
         row["status"] = "unsafe"  # never touched on disk
         return row, None
+    if walked is not None and sandbox.dir_inside(parent_dir(path)):
+        row["size"], row["mtime_ns"], row["ctime_ns"], row["inode"] = walked
+        return row, _WALKED
     key = lstat_key(sandbox.path(path))
     if key is None:
         row["status"] = "missing"
@@ -74,13 +97,15 @@ def _looked_at(sandbox: Sandbox, path: str) -> tuple[dict[str, Any], FileStat | 
     return row, key
 
 
-def _read(sandbox: Sandbox, row: dict[str, Any], key: FileStat, ignored: bool) -> None:
+def _read(sandbox: Sandbox, row: dict[str, Any], key: FileStat, ignored: bool) -> bool:
     """Fill an artifact's row from its content, as ``key`` found it: its status
     (ok, ignored, missing, not_a_file, unreadable), hash, and its body when it
-    is text held by one name only. Git-ignored content is not read at all."""
+    is text held by one name only. Git-ignored content is not read at all.
+    False, the row untouched, when a file the walk saw as a regular file
+    cannot be read as one now (a symlink, gone, ...): it is looked at again."""
     if ignored:
         row["status"] = "ignored"
-        return
+        return True
     path = row["path"]
     keep = MAX_ARTIFACT_BODY if path.endswith(TEXT_SUFFIXES) else 0
     try:
@@ -88,14 +113,17 @@ def _read(sandbox: Sandbox, row: dict[str, Any], key: FileStat, ignored: bool) -
         # put in its place since (its target was never checked).
         hashed = hash_file(sandbox.path(path), keep_up_to=keep, follow=key.is_link)
     except OSError as exc:
+        if key is _WALKED:
+            return False
         row["status"] = ARTIFACT_STATUS.get(type(exc), "unreadable")
-        return
+        return True
     row["status"], row["regular_file"] = "ok", int(not key.is_link)
     row["size"], row["sha256"], row["links"] = hashed.size, hashed.sha256, hashed.links
     # A second name may be a file outside the repository (a hard link is not a
     # symlink, and no path tells): its content is hashed, never stored or searchable.
     if hashed.content is not None and hashed.links == 1:
         row["body"] = hashed.content.decode("utf-8", errors="replace")
+    return True
 
 
 def refresh_artifacts(
@@ -114,12 +142,16 @@ def refresh_artifacts(
         )
     ]
     delete_in(db, "artifacts", "path", gone + stale)  # gone, or to be read again
-    # What is left to read (new, or stale): in the order records name them.
+    # What is left to read (new, or stale): in the order records name them,
+    # each with the walk's stat where the walk listed a regular file there.
     todo = [
-        path
-        for (path,) in db.execute(
-            "SELECT DISTINCT artifact_path FROM records WHERE artifact_path IS NOT NULL "
-            "AND artifact_path NOT IN (SELECT path FROM artifacts)"
+        (path, None if size is None else (size, mtime_ns, ctime_ns, inode))
+        for path, size, mtime_ns, ctime_ns, inode in db.execute(
+            "SELECT path, size, mtime_ns, ctime_ns, inode FROM (SELECT DISTINCT "
+            "artifact_path AS path FROM records WHERE artifact_path IS NOT NULL "
+            "AND artifact_path NOT IN (SELECT path FROM artifacts)) LEFT JOIN (SELECT "
+            "path AS walked, size, mtime_ns, ctime_ns, inode FROM files "
+            "WHERE regular_file = 1) ON walked = path"
         )
     ]
     writer = ArtifactWriter(sandbox, ask_git=bool(todo) and in_git_work_tree(sandbox.root))
@@ -142,19 +174,39 @@ class ArtifactWriter:
     sandbox: Sandbox
     ask_git: bool = False
 
-    def write(self, target: sqlite_utils.Database, paths: Sequence[str], advance: Any) -> None:
-        """Read ``paths`` and insert their artifact rows into ``target``."""
+    def write(
+        self,
+        target: sqlite_utils.Database,
+        paths: Sequence[tuple[str, Walked | None]],
+        advance: Any,
+    ) -> None:
+        """Read ``paths`` (each with what the walk saw of it, if it listed a
+        regular file there) and insert their artifact rows into ``target``."""
         inserts = Inserts(target)
         for start in range(0, len(paths), IGNORE_BATCH):
             chunk = paths[start : start + IGNORE_BATCH]
-            looked = [_looked_at(self.sandbox, path) for path in chunk]
+            looked = [_looked_at(self.sandbox, path, walked) for path, walked in chunk]
             ignored = self._ignored(looked)
             for at in range(0, len(looked), INSERT_BATCH):
                 batch = looked[at : at + INSERT_BATCH]
-                for row, key in batch:
-                    if key is not None:
-                        _read(self.sandbox, row, key, row["path"] in ignored)
+                again = [
+                    row
+                    for row, key in batch
+                    if key is not None and not _read(self.sandbox, row, key, row["path"] in ignored)
+                ]
+                if again:
+                    self._look_again(again)
                 inserts.insert("artifacts", [row for row, _ in batch])
+
+    def _look_again(self, rows: list[dict[str, Any]]) -> None:
+        """Fill the rows of files the walk saw as regular files that could not
+        be read as such: looked at, asked of git (once for all) and read as any other."""
+        looked = [_looked_at(self.sandbox, row["path"]) for row in rows]
+        ignored = self._ignored(looked)
+        for row, (fresh, key) in zip(rows, looked, strict=True):
+            if key is not None:
+                _read(self.sandbox, fresh, key, fresh["path"] in ignored)
+            row.update(fresh)
 
     def _ignored(self, looked: list[tuple[dict[str, Any], FileStat | None]]) -> set[str]:
         """The paths still to be read whose file (symlinks resolved) git ignores;

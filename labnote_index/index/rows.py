@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from hashlib import sha256
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlite_utils
 
@@ -52,6 +52,34 @@ REFERENCE_FIELDS = {
     for name in RECORD_TYPES
 }
 
+# The columns of the rows every record makes, in the order their tuples hold
+# them (Rows.add_values; Inserts checks each name against the table created).
+TYPE_COLUMNS = {name: ("file", *columns, "extra", "valid") for name, columns in COLUMNS.items()}
+REF_COLUMNS = ("source_file", "source_type", "source_id", "field", "position", "target_id")
+TAG_USE_COLUMNS = ("source_file", "source_type", "source_id", "position", "tag_slug")
+SOURCE_REF_COLUMNS = ("source_file", "source_type", "source_id", "position", "ref")
+JSON_COLUMNS = ("file", "json")
+
+
+class RecordRow(NamedTuple):
+    """A ``records`` row (a tuple: one is made for every record, every build)."""
+
+    file: str
+    record_type: str
+    record_id: str | None
+    artifact_field: str | None
+    valid: bool
+    unreadable: bool
+    layout_enforced: bool
+    registry_dir: str | None
+    parent_dir: str
+    sub_dir: str
+    stem: str
+    created_at: str | None = None
+    status: str | None = None
+    artifact_path: str | None = None
+
+
 # Markdown files one after the other (in path order, a directory's) written at
 # once from this many: a shorter run is not worth the flush before it.
 MARKDOWN_RUN = 64
@@ -62,9 +90,12 @@ BATCH_SIZE = 5000
 
 @dataclass
 class Rows:
-    """Rows bound for each table, flushed in batches to bound memory."""
+    """Rows bound for each table, flushed in batches to bound memory. A table's
+    rows are dicts (``add``: a missing key is NULL) or tuples of one column
+    list (``add_values``, for the rows every record makes: no dict each)."""
 
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    values: dict[str, tuple[Sequence[str], list[tuple[Any, ...]]]] = field(default_factory=dict)
     count: int = 0
 
     def add(self, table: str, row: dict[str, Any]) -> None:
@@ -72,12 +103,32 @@ class Rows:
         self.tables.setdefault(table, []).append(row)
         self.count += 1
 
+    def add_values(self, table: str, columns: Sequence[str], values: tuple[Any, ...]) -> None:
+        """Queue one row for ``table``: ``values`` of ``columns`` (always the same
+        tuple of names for a table), the others NULL."""
+        queued = self.values.get(table)
+        if queued is None:
+            queued = self.values[table] = (columns, [])
+        elif queued[0] is not columns:
+            raise ValueError(f"rows of {table} queued with two column lists")  # a mistake here
+        queued[1].append(values)
+        self.count += 1
+
+    def queued(self, table: str) -> int:
+        """How many rows are queued for ``table``."""
+        return len(self.tables.get(table, ())) + len(self.values.get(table, ((), ()))[1])
+
     def flush(self, inserts: Inserts) -> None:
         """Insert every queued row, table by table, and start again empty."""
+        for table, (columns, tuples) in self.values.items():
+            if table in self.tables:
+                raise ValueError(f"rows of {table} queued as dicts and as tuples")  # a mistake
+            inserts.insert_tuples(table, columns, tuples)
         for table, rows in self.tables.items():
             if rows:
                 inserts.insert(table, rows)
         self.tables.clear()
+        self.values.clear()
         self.count = 0
 
 
@@ -148,7 +199,7 @@ class FileLoader:
         ctimes, inodes, now = found.ctimes, found.inodes, time.time_ns()
         inserts.insert_tuples(
             "files",
-            ("path", "kind", "size", "mtime_ns", "ctime_ns", "inode"),
+            ("path", "kind", "size", "mtime_ns", "ctime_ns", "inode", "regular_file"),
             (
                 (
                     paths[at],
@@ -157,6 +208,7 @@ class FileLoader:
                     mtimes[at],
                     kept(mtimes[at], ctimes[at], now),
                     inodes[at],
+                    1,
                 )
                 for at in range(start, end)
             ),
@@ -165,9 +217,9 @@ class FileLoader:
     def load(self, found: DiscoveredFile, rows: Rows) -> None:
         """Read one discovered file and queue its rows (a file that cannot be
         read is still a row, and a record file a stub record)."""
-        records = len(rows.tables.get("records", ()))
+        records = rows.queued("records")
         file_row = self._load(found, rows)
-        added = len(rows.tables.get("records", ())) > records
+        added = rows.queued("records") > records
         if found.kind == "record" and file_row.get("error") and not added:
             self._add_unreadable(found.path, rows)
 
@@ -181,20 +233,20 @@ class FileLoader:
         if parts[0] != "registry" or rt is None or not storable(path):
             return
         stem = parts[-1][: -len(".json")] if parts[-1].endswith(".json") else parts[-1]
-        row = {
-            "file": path,
-            "record_type": rt.name,
-            "record_id": stem,
-            "artifact_field": rt.artifact_field,
-            "valid": False,
-            "unreadable": True,
-            "layout_enforced": True,
-            "registry_dir": parts[1],
-            "parent_dir": parts[-2],
-            "sub_dir": _sub_dir(parts, rt.directory, True),
-            "stem": stem,
-        }
-        rows.add("records", row)
+        row = RecordRow(
+            file=path,
+            record_type=rt.name,
+            record_id=stem,
+            artifact_field=rt.artifact_field,
+            valid=False,
+            unreadable=True,
+            layout_enforced=True,
+            registry_dir=parts[1],
+            parent_dir=parts[-2],
+            sub_dir=_sub_dir(parts, rt.directory, True),
+            stem=stem,
+        )
+        rows.add_values("records", RecordRow._fields, row)
 
     def _load(self, found: DiscoveredFile, rows: Rows) -> dict[str, Any]:
         """Load one file's rows; its files row."""
@@ -213,6 +265,7 @@ class FileLoader:
         if key is not None:
             file_row["size"], file_row["mtime_ns"] = key.size, key.mtime_ns
             file_row["ctime_ns"], file_row["inode"] = kept_ctime(key), key.inode
+            file_row["regular_file"] = int(key.is_regular)
         problem = self._unreadable(path, found.kind, full, key)
         if problem:
             file_row["error"] = problem
@@ -332,7 +385,7 @@ class FileLoader:
         problems = list(parsed.problems)
         data = parsed.data
         if parsed.text is not None:
-            rows.add("record_json", {"file": path, "json": parsed.text})
+            rows.add_values("record_json", JSON_COLUMNS, (path, parsed.text))
         rt: RecordType | None = None
         legacy: list[dict[str, Any]] = []
         record_id = None
@@ -424,33 +477,37 @@ class FileLoader:
         parts = path.split("/")
         in_registry = parts[0] == "registry"
         artifact_path = as_text(data.get(rt.artifact_field)) if rt.artifact_field else None
-        rows.add(
-            "records",
-            {
-                "file": path,
-                "record_type": rt.name,
-                "record_id": record_id,
-                "created_at": as_text(data.get("created_at")),
-                "status": as_text(data.get("status")),
-                "artifact_field": rt.artifact_field,
-                "artifact_path": artifact_path,
-                "valid": valid,
-                "unreadable": False,
-                "layout_enforced": in_registry or self.enforce_layout,
-                # "" for a record lying loose in registry/ itself
-                "registry_dir": (parts[1] if len(parts) > 2 else "") if in_registry else None,
-                "parent_dir": parts[-2] if len(parts) > 1 else "",
-                "sub_dir": _sub_dir(parts, rt.directory, in_registry),
-                "stem": parts[-1][: -len(".json")] if parts[-1].endswith(".json") else parts[-1],
-            },
+        row = RecordRow(
+            file=path,
+            record_type=rt.name,
+            record_id=record_id,
+            created_at=as_text(data.get("created_at")),
+            status=as_text(data.get("status")),
+            artifact_field=rt.artifact_field,
+            artifact_path=artifact_path,
+            valid=valid,
+            unreadable=False,
+            layout_enforced=in_registry or self.enforce_layout,
+            # "" for a record lying loose in registry/ itself
+            registry_dir=(parts[1] if len(parts) > 2 else "") if in_registry else None,
+            parent_dir=parts[-2] if len(parts) > 1 else "",
+            sub_dir=_sub_dir(parts, rt.directory, in_registry),
+            stem=parts[-1][: -len(".json")] if parts[-1].endswith(".json") else parts[-1],
         )
+        rows.add_values("records", RecordRow._fields, row)
         columns = COLUMNS[rt.name]
-        table_row = {"file": path, **{c: data.get(c) for c in columns}}
         extra = {k: v for k, v in data.items() if k not in columns}
-        table_row["extra"] = json.dumps(extra, ensure_ascii=False) if extra else None
-        table_row["valid"] = valid
-        rows.add(rt.table, table_row)
-        source = {"source_file": path, "source_type": rt.name, "source_id": record_id}
+        rows.add_values(
+            rt.table,
+            TYPE_COLUMNS[rt.name],
+            (
+                path,
+                *map(data.get, columns),
+                json.dumps(extra, ensure_ascii=False) if extra else None,
+                valid,
+            ),
+        )
+        source = (path, rt.name, record_id)
         for field_name, many in REFERENCE_FIELDS[rt.name]:
             value = data.get(field_name)
             if field_name == "visit_id":
@@ -458,17 +515,15 @@ class FileLoader:
             targets = (value if isinstance(value, list) else []) if many else [value]
             for position, target in enumerate(targets):
                 if isinstance(target, str) and target:
-                    rows.add(
-                        "refs",
-                        {**source, "field": field_name, "position": position, "target_id": target},
-                    )
+                    rows.add_values("refs", REF_COLUMNS, (*source, field_name, position, target))
         if rt.name in TAGGED_TYPES and isinstance(data.get("tags"), list):
             for position, slug in enumerate(data["tags"]):
                 if isinstance(slug, str):
-                    rows.add("tag_uses", {**source, "position": position, "tag_slug": slug})
+                    rows.add_values("tag_uses", TAG_USE_COLUMNS, (*source, position, slug))
         if rt.name in PROVENANCE_TYPES and isinstance(data.get("source_refs"), list):
             for position, ref in enumerate(data["source_refs"]):
-                rows.add("source_refs", {**source, "position": position, "ref": as_text(ref)})
+                cited = (*source, position, as_text(ref))
+                rows.add_values("source_refs", SOURCE_REF_COLUMNS, cited)
 
 
 def _sub_dir(parts: list[str], directory: str, in_registry: bool) -> str:

@@ -51,6 +51,9 @@ def create_tables(db: sqlite_utils.Database) -> None:
             "mtime_ns": int,
             "ctime_ns": int,
             "inode": int,
+            # 1 when the walk found a regular file itself (no symlink): the
+            # artifact refresh takes its stat from here, not from a second look.
+            "regular_file": int,
             "sha256": str,
             # A generated view's text with CRLF read as LF (compared with the view).
             "text_sha256": str,
