@@ -47,6 +47,7 @@ from .inserts import Inserts
 # Per record type, worked out once: its columns, and its reference fields with
 # whether each holds a list of IDs (derivative_of names two target types).
 COLUMNS = {name: list(model.model_fields) for name, model in MODELS.items()}
+KNOWN_FIELDS = {name: frozenset(columns) for name, columns in COLUMNS.items()}
 REFERENCE_FIELDS = {
     name: list(dict.fromkeys((r.field, r.many) for r in REFERENCE_RULES if r.source_type == name))
     for name in RECORD_TYPES
@@ -495,8 +496,9 @@ class FileLoader:
             stem=parts[-1][: -len(".json")] if parts[-1].endswith(".json") else parts[-1],
         )
         rows.add_values("records", RecordRow._fields, row)
-        columns = COLUMNS[rt.name]
-        extra = {k: v for k, v in data.items() if k not in columns}
+        columns, known = COLUMNS[rt.name], KNOWN_FIELDS[rt.name]
+        # Fields no column holds are kept whole as JSON (most records have none).
+        extra = None if data.keys() <= known else {k: v for k, v in data.items() if k not in known}
         rows.add_values(
             rt.table,
             TYPE_COLUMNS[rt.name],
