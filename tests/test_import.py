@@ -976,3 +976,15 @@ def test_a_list_among_a_tuples_values_is_stored_as_json(tmp_path: Path):
         "packets", ("file", "tags", "valid"), [("p.json", ["a", {"b": "é"}], True)]
     )
     assert db.execute("SELECT tags, valid FROM packets").fetchall() == [('["a", {"b": "é"}]', 1)]
+
+
+@pytest.mark.parametrize("browsable", [True, False])
+def test_each_record_types_table_is_indexed_on_its_id(repo: Repo, browsable: bool):
+    """Checks look records up by ID in their type's table: the index is made
+    once the rows are in (faster than kept up row by row), browsable or not."""
+    from labnote_index.format.rules import RECORD_TYPES
+
+    build_index(repo.root, repo.db_path, full=True, browsable=browsable)
+    db = sqlite_utils.Database(repo.db_path)
+    for rt in RECORD_TYPES.values():
+        assert [rt.id_field] in [i.columns for i in db[rt.table].indexes], rt.table

@@ -117,7 +117,6 @@ def create_tables(db: sqlite_utils.Database) -> None:
             pk="file",
             foreign_keys=[("file", "records", "file")],
         )
-        db.table(rt.table).create_index([rt.id_field])
     db.table("refs").create(
         {
             "id": int,
@@ -346,6 +345,8 @@ def create_indexes(db: sqlite_utils.Database, browsable: bool = True) -> None:
     ``browsable``: also what only browsing uses (an index on each column a page
     sorts or facets on, full-text search); an index made for one check, and
     deleted after it, goes without them."""
+    for rt in RECORD_TYPES.values():
+        db.table(rt.table).create_index([rt.id_field])
     db.table("files").create_index(["kind"])
     db.table("files").create_index(["error"])
     db.table("markdown_links").create_index(["source_file"])
