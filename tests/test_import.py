@@ -788,7 +788,9 @@ def test_rows_as_tuples_name_only_columns_the_table_has(tmp_path: Path):
 
 def _artifact_rows(root: Path, db_path: Path, items) -> dict[str, tuple]:
     """The artifacts rows ArtifactWriter makes of ``items`` (path, walked) in a
-    new index, by path; the change time aside (kept or not by the clock)."""
+    new index, by path; the change time aside (kept or not by the clock). Its
+    Sandbox is new: each directory is resolved as it is now (a build's holds
+    what its walk entered)."""
     from labnote_index.index.files import ArtifactWriter
     from labnote_index.index.schema import create_tables
     from labnote_index.read.paths import Sandbox
