@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -142,6 +143,17 @@ def facets_of_page(datasette: Any, path: str) -> dict[str, Any]:
         name: {k: v for k, v in facet.items() if k != "toggle_url"}
         for name, facet in response.json()["facet_results"].items()
     }
+
+
+def everything_stored(db_path: Path) -> str:
+    """Every text value of every table of the index, joined."""
+    conn = sqlite3.connect(db_path)
+    tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    values = []
+    for table in tables:
+        for row in conn.execute(f"SELECT * FROM [{table}]"):
+            values += [v for v in row if isinstance(v, str)]
+    return "\n".join(values)
 
 
 def findings_of(db: sqlite_utils.Database) -> list[dict[str, Any]]:

@@ -28,6 +28,7 @@ from .helpers import (
     cli_as,
     compared,
     content,
+    everything_stored,
     findings_of,
     git,
     not_when_built,
@@ -786,18 +787,18 @@ def test_rows_as_tuples_name_only_columns_the_table_has(tmp_path: Path):
     ]
 
 
-def _artifact_rows(root: Path, db_path: Path, items) -> dict[str, tuple]:
+def _artifact_rows(root: Path, db_path: Path, items, sandbox=None, ask_git=True) -> dict[str, dict]:
     """The artifacts rows ArtifactWriter makes of ``items`` (path, walked) in a
     new index, by path; the change time aside (kept or not by the clock). Its
-    Sandbox is new: each directory is resolved as it is now (a build's holds
-    what its walk entered)."""
+    Sandbox is new unless given: each directory is resolved as it is now, as
+    refresh_artifacts has it (a walk's Sandbox holds what the walk entered)."""
     from labnote_index.index.files import ArtifactWriter
     from labnote_index.index.schema import create_tables
     from labnote_index.read.paths import Sandbox
 
     db = sqlite_utils.Database(db_path)
     create_tables(db)
-    ArtifactWriter(Sandbox(root), ask_git=True).write(db, items, None)
+    ArtifactWriter(sandbox or Sandbox(root), ask_git=ask_git).write(db, items, None)
     rows = db.execute("SELECT * FROM artifacts ORDER BY rowid").fetchall()
     columns = [c.name for c in db["artifacts"].columns]
     return {
@@ -894,8 +895,15 @@ def test_an_artifact_the_walk_saw_takes_its_stat_and_makes_the_row_a_look_makes(
 def test_a_file_that_changed_since_the_walk_is_looked_at_again(sample_repo: Repo, tmp_path: Path):
     """Between the walk and the artifacts' read, files the walk saw as regular
     files became a symlink inside, one out, one to a file git ignores, a FIFO,
-    a directory, or went: each row is what a look at it now makes (git asked of
-    the symlinks' targets once), never the walk's stat of what was there."""
+    a directory, or went, or another file took one's name: each row is what a
+    look at it now makes (git asked of the symlinks' targets once), never the
+    walk's stat of what was there. So it is even where the walk's own word on
+    the directories is kept: a file read through a directory swapped for a
+    symlink out is not the one the walk saw (its inode), and is looked at again
+    with its directory resolved afresh."""
+    from labnote_index.read.discover import discover
+    from labnote_index.read.paths import Sandbox
+
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "far.md").write_text("far\n")
@@ -908,6 +916,11 @@ def test_a_file_that_changed_since_the_walk_is_looked_at_again(sample_repo: Repo
     changed = [p for (p,) in db.execute("SELECT path FROM artifacts WHERE status = 'ok'")][:6]
     assert len(changed) == 6 and all(p in walked for p in changed)
     root = sample_repo.root
+    walks = Sandbox(root)
+    discover(root, walks.entered)  # what the walk entered, kept as a build keeps it
+    replaced = [p for p in walked if p.startswith("responses/")][0]
+    (root / "notes/new.md").write_text("a new file\n")
+    (root / "notes/new.md").replace(root / replaced)  # another inode, the same name
     # A directory of artifacts made a symlink out: what lies below it is outside.
     swapped = [p for p in walked if p.startswith("notifications/closed/")]
     assert swapped and not set(swapped) & set(changed)
@@ -922,10 +935,17 @@ def test_a_file_that_changed_since_the_walk_is_looked_at_again(sample_repo: Repo
     (root / secret).symlink_to(root / "secret/notes.md")
     os.mkfifo(root / fifo)
     (root / directory).mkdir()
-    items = [(p, walked[p]) for p in changed + swapped]
+    items = [(p, walked[p]) for p in changed + swapped + [replaced]]
     fast = _artifact_rows(root, tmp_path / "fast.db", items)
-    slow = [(p, None) for p in changed + swapped]
+    slow = [(p, None) for p in changed + swapped + [replaced]]
     assert fast == _artifact_rows(root, tmp_path / "slow.db", slow)
+    # With the walk's word on the directories (git aside: asked of a path
+    # beyond a symlink it cannot tell, and every path of the batch is then
+    # taken as ignored, never read), the rows are the same.
+    alone = _artifact_rows(root, tmp_path / "alone.db", items, ask_git=False)
+    assert alone == _artifact_rows(root, tmp_path / "walks.db", items, walks, ask_git=False)
+    assert all(alone[path]["status"] == "escapes" for path in swapped)
+    assert alone[replaced] == fast[replaced]
     assert {path: (row["status"], row["regular_file"]) for path, row in fast.items()} == {
         linked: ("ok", 0),
         out: ("escapes", 0),
@@ -934,7 +954,11 @@ def test_a_file_that_changed_since_the_walk_is_looked_at_again(sample_repo: Repo
         directory: ("not_a_file", 0),
         gone: ("missing", 0),
         **{path: ("escapes", 0) for path in swapped},
+        replaced: ("ok", 1),
     }
+    new = os.lstat(root / replaced)
+    assert (fast[replaced]["inode"], fast[replaced]["size"]) == (new.st_ino, new.st_size)
+    assert fast[replaced]["body"] == "a new file\n" and new.st_ino != walked[replaced][3]
     assert all(fast[path]["body"] is None for path in swapped)
     target = hashlib.sha256(b"target\n").hexdigest()
     assert fast[linked]["sha256"] == target and fast[linked]["body"] == "target\n"
@@ -990,3 +1014,33 @@ def test_each_record_types_table_is_indexed_on_its_id(repo: Repo, browsable: boo
     db = sqlite_utils.Database(repo.db_path)
     for rt in RECORD_TYPES.values():
         assert [rt.id_field] in [i.columns for i in db[rt.table].indexes], rt.table
+
+
+def test_a_directory_swapped_for_a_symlink_out_after_the_walk_is_not_read_through(
+    sample_repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A build's walk enters a directory of artifacts; before their read, the
+    directory becomes a symlink to a copy outside holding a secret. The
+    artifacts are resolved afresh: each is said to escape, and nothing outside
+    is stored."""
+    from labnote_index.index import build
+
+    root, outside = sample_repo.root, tmp_path / "outside"
+    # A text artifact too, which the walk does not list: it is looked at by lstat.
+    sample_repo.write("notifications/closed/notes.txt", "inside\n")
+    sample_repo.edit(ARTIFACT_OF, path="notifications/closed/notes.txt")
+    shutil.copytree(root / "notifications/closed", outside / "closed")
+    for copy in (outside / "closed").iterdir():
+        copy.write_text("c2VjcmV0 outside\n")
+    refresh = build.refresh_artifacts
+
+    def swapping(db, sandbox, *args):
+        shutil.rmtree(root / "notifications/closed")
+        (root / "notifications/closed").symlink_to(outside / "closed")
+        return refresh(db, sandbox, *args)
+
+    monkeypatch.setattr(build, "refresh_artifacts", swapping)
+    db = sample_repo.index(full=True)
+    rows = [r for r in db["artifacts"].rows if r["path"].startswith("notifications/closed/")]
+    assert len(rows) == 3 and {r["status"] for r in rows} == {"escapes"}
+    assert "c2VjcmV0" not in everything_stored(sample_repo.db_path)

@@ -8,7 +8,6 @@ Tests of: ``read/git.py``.
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -19,21 +18,10 @@ from click.testing import CliRunner
 from labnote_index.cli import cli
 from labnote_index.read.git import git_ignored
 
-from .helpers import Repo, findings_of, git
+from .helpers import Repo, everything_stored, findings_of, git
 
 PACKET = "registry/packets/2026/20260903-maria-ops-retention-question.json"
 TOKEN = "AUTHORIZATION: basic c2VjcmV0LXRva2Vu"
-
-
-def everything_stored(db_path: Path) -> str:
-    """Every text value of every table of the index, joined."""
-    conn = sqlite3.connect(db_path)
-    tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    values = []
-    for table in tables:
-        for row in conn.execute(f"SELECT * FROM [{table}]"):
-            values += [v for v in row if isinstance(v, str)]
-    return "\n".join(values)
 
 
 def point_artifact(repo: Repo, target: str) -> str:

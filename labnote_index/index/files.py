@@ -111,7 +111,11 @@ def _read(sandbox: Sandbox, row: dict[str, Any], key: FileStat, ignored: bool) -
     try:
         # A file that was no symlink when looked at is never read through one
         # put in its place since (its target was never checked).
-        hashed = hash_file(sandbox.path(path), keep_up_to=keep, follow=key.is_link)
+        # A file taken from the walk is read only if it is the one the walk saw
+        # (its inode): one replaced since, or reached through a directory
+        # swapped for a symlink since, is looked at again.
+        inode = row["inode"] if key is _WALKED else None
+        hashed = hash_file(sandbox.path(path), keep_up_to=keep, follow=key.is_link, inode=inode)
     except OSError as exc:
         if key is _WALKED:
             return False
@@ -154,7 +158,10 @@ def refresh_artifacts(
             "WHERE regular_file = 1) ON walked = path"
         )
     ]
-    writer = ArtifactWriter(sandbox, ask_git=bool(todo) and in_git_work_tree(sandbox.root))
+    # Each directory resolved afresh (once), not taken from the walk: one
+    # swapped for a symlink out since the walk is outside now.
+    now = Sandbox(sandbox.root)
+    writer = ArtifactWriter(now, ask_git=bool(todo) and in_git_work_tree(sandbox.root))
     run_sharded(db, todo, writer.write, ["artifacts"], jobs)
 
 
@@ -200,8 +207,16 @@ class ArtifactWriter:
 
     def _look_again(self, rows: list[dict[str, Any]]) -> None:
         """Fill the rows of files the walk saw as regular files that could not
-        be read as such: looked at, asked of git (once for all) and read as any other."""
+        be read as such: looked at, asked of git (once for all) and read as any
+        other, their directories resolved afresh (the walk's word on them is
+        what failed: one may have become a symlink out since)."""
         looked = [_looked_at(self.sandbox, row["path"]) for row in rows]
+        for row, key in looked:
+            if key is not None and not key.is_link:  # a symlink was resolved now already
+                where = self.sandbox.dir_place_now(parent_dir(row["path"]))
+                if where != INSIDE:
+                    row["status"] = "hidden" if where == HIDDEN else "escapes"
+        looked = [(row, None if row["status"] else key) for row, key in looked]
         ignored = self._ignored(looked)
         for row, (fresh, key) in zip(rows, looked, strict=True):
             if key is not None:

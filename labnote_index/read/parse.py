@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..format.problem import Problem
+from .paths import storable_inode
 
 try:  # a speed-up only: every answer is the same without it
     import orjson
@@ -153,15 +154,26 @@ def same_file(full: Path | str, key: Any, stored: tuple[Any, ...], sha256: str |
         return False
 
 
-def hash_file(path: Path | str, keep_up_to: int = 0, follow: bool = True) -> Hashed:
+class NotTheFileSeen(OSError):
+    """A path that, opened, is another file than the one looked at before (its
+    inode differs): replaced since, or reached through a directory that was."""
+
+
+def hash_file(
+    path: Path | str, keep_up_to: int = 0, follow: bool = True, inode: int | None = None
+) -> Hashed:
     """Size and sha256 of a regular file, read in chunks; its content too when it is
     no bigger than ``keep_up_to`` bytes (otherwise None). Raises OSError
     (NotRegularFile for anything but a regular file; ``follow=False``: ELOOP
-    for a symlink in its place)."""
+    for a symlink in its place; NotTheFileSeen when ``inode``, the storable
+    inode number it was seen with, is not the opened file's)."""
     digest = hashlib.sha256()
     size = 0
     kept: list[bytes] | None = [] if keep_up_to else None
     fd, st = open_regular(path, follow)
+    if inode is not None and storable_inode(st.st_ino) != inode:
+        os.close(fd)
+        raise NotTheFileSeen(errno.ESTALE, "not the file the walk saw", str(path))
     try:
         # os.read straight from the descriptor: a file object per file costs more
         # than reading a small file does. The first read asks for all of it.

@@ -129,6 +129,11 @@ class Sandbox:
             return os.path.realpath(full)
         return os.path.join(self.real_dir(parent_dir(rel)), rel.rsplit("/", 1)[-1])
 
+    def dir_place_now(self, rel_dir: str) -> str:
+        """Where a repository directory leads, resolved now: not the walk's word
+        (``entered``) nor an earlier answer, for when that word may be stale."""
+        return self._real_place(os.path.realpath(self.root / rel_dir))
+
     def dir_inside(self, rel_dir: str) -> bool:
         """Whether a repository directory, symlinks resolved, is inside."""
         return self.dir_place(rel_dir) == INSIDE
