@@ -1020,23 +1020,30 @@ def test_a_directory_swapped_for_a_symlink_out_after_the_walk_is_not_read_throug
     sample_repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """A build's walk enters a directory of artifacts; before their read, the
-    directory becomes a symlink to a copy outside holding a secret. The
-    artifacts are resolved afresh: each is said to escape, and nothing outside
-    is stored."""
+    directory becomes a symlink to a copy outside holding a secret, and a
+    Markdown file elsewhere a symlink to another. The artifacts are resolved
+    afresh: each is said to escape. No Markdown file is read through either
+    (its links are the secret's): each is told as changed while read. Nothing
+    outside is stored."""
     from labnote_index.index import build
 
     root, outside = sample_repo.root, tmp_path / "outside"
     # A text artifact too, which the walk does not list: it is looked at by lstat.
     sample_repo.write("notifications/closed/notes.txt", "inside\n")
     sample_repo.edit(ARTIFACT_OF, path="notifications/closed/notes.txt")
+    sample_repo.write("notifications/closed/extra.md", "no artifact: [a](b.md)\n")
+    sample_repo.write("docs/guide.md", "[a](b.md)\n")
     shutil.copytree(root / "notifications/closed", outside / "closed")
     for copy in (outside / "closed").iterdir():
-        copy.write_text("c2VjcmV0 outside\n")
+        copy.write_text("c2VjcmV0 outside [x](c2VjcmV0.md)\n")
+    (outside / "guide.md").write_text("[x](c2VjcmV0-guide.md)\n")
     refresh = build.refresh_artifacts
 
     def swapping(db, sandbox, *args):
         shutil.rmtree(root / "notifications/closed")
         (root / "notifications/closed").symlink_to(outside / "closed")
+        (root / "docs/guide.md").unlink()
+        (root / "docs/guide.md").symlink_to(outside / "guide.md")
         return refresh(db, sandbox, *args)
 
     monkeypatch.setattr(build, "refresh_artifacts", swapping)
@@ -1044,3 +1051,17 @@ def test_a_directory_swapped_for_a_symlink_out_after_the_walk_is_not_read_throug
     rows = [r for r in db["artifacts"].rows if r["path"].startswith("notifications/closed/")]
     assert len(rows) == 3 and {r["status"] for r in rows} == {"escapes"}
     assert "c2VjcmV0" not in everything_stored(sample_repo.db_path)
+    for path in ("notifications/closed/extra.md", "docs/guide.md"):
+        row = db["files"].get(path)
+        assert "changed as it was read" in row["error"] and row["sha256"] is None, path
+    # Left as they are, both are read as ever the next time (the link checked).
+    shutil.rmtree(outside)
+    (root / "notifications/closed").unlink()
+    shutil.copytree(SAMPLE_REPO / "notifications/closed", root / "notifications/closed")
+    sample_repo.write("notifications/closed/extra.md", "no artifact: [a](b.md)\n")
+    (root / "docs/guide.md").unlink()
+    sample_repo.write("docs/guide.md", "[a](b.md)\n")
+    monkeypatch.setattr(build, "refresh_artifacts", refresh)
+    db = sample_repo.index(full=True)
+    linked = {r["source_file"] for r in db["markdown_links"].rows if r["target"] == "docs/b.md"}
+    assert "docs/guide.md" in linked and db["files"].get("docs/guide.md")["error"] is None

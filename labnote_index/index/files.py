@@ -480,7 +480,7 @@ def refresh_markdown_links(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
     # whose body was not kept (too big, or a second name: hashed only).
     joined = "FROM files f LEFT JOIN artifacts a ON a.path = f.path"
     to_read = db.execute(
-        f"SELECT f.path {joined} WHERE {_NEW_MARKDOWN} AND a.status IS NOT 'ignored' "
+        f"SELECT f.path, f.inode {joined} WHERE {_NEW_MARKDOWN} AND a.status IS NOT 'ignored' "
         f"AND NOT ({_BODY_HELD})"
     ).fetchall()
     bodies = db.execute(
@@ -491,9 +491,12 @@ def refresh_markdown_links(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
     for path, body in bodies:
         links += link_rows(path, body)
     hashes: list[tuple[str | None, str | None, str]] = []  # (sha256, error, path)
-    for (path,) in to_read:
+    for path, inode in to_read:
         try:
-            hashed = hash_file(sandbox.path(path), keep_up_to=MAX_TEXT)
+            # The file the walk listed (a regular file, no symlink), or nothing:
+            # never a symlink put in its place, nor a file reached through a
+            # directory swapped for one since (another inode).
+            hashed = hash_file(sandbox.path(path), keep_up_to=MAX_TEXT, follow=False, inode=inode)
         except OSError as exc:
             hashes.append((None, read_error(exc), path))
             continue

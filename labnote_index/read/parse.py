@@ -103,6 +103,11 @@ class HardLinked(OSError):
     hard link is not a symlink, and no path tells): its content is never taken in."""
 
 
+class NotTheFileSeen(OSError):
+    """A path that, opened, is another file than the one looked at before (its
+    inode differs): replaced since, or reached through a directory that was."""
+
+
 def read_error(exc: OSError) -> str:
     """Why a file listed a moment ago could not be read, and what to do."""
     if isinstance(exc, HardLinked):
@@ -119,6 +124,11 @@ def read_error(exc: OSError) -> str:
         return "file cannot be read (permission denied): make it readable, then build again"
     if isinstance(exc, NotRegularFile):
         return "not a regular file (a FIFO, device or socket): replace it with a file"
+    if isinstance(exc, NotTheFileSeen):
+        return (
+            "file changed as it was read (a symlink or another file took its place, or a "
+            "directory on its way became a symlink): it was not read; build again"
+        )
     return f"file cannot be read ({exc.strerror or exc}): check the file, then build again"
 
 
@@ -154,23 +164,23 @@ def same_file(full: Path | str, key: Any, stored: tuple[Any, ...], sha256: str |
         return False
 
 
-class NotTheFileSeen(OSError):
-    """A path that, opened, is another file than the one looked at before (its
-    inode differs): replaced since, or reached through a directory that was."""
-
-
 def hash_file(
     path: Path | str, keep_up_to: int = 0, follow: bool = True, inode: int | None = None
 ) -> Hashed:
     """Size and sha256 of a regular file, read in chunks; its content too when it is
     no bigger than ``keep_up_to`` bytes (otherwise None). Raises OSError
-    (NotRegularFile for anything but a regular file; ``follow=False``: ELOOP
-    for a symlink in its place; NotTheFileSeen when ``inode``, the storable
-    inode number it was seen with, is not the opened file's)."""
+    (NotRegularFile for anything but a regular file; NotTheFileSeen, with
+    ``follow=False`` for a symlink in its place, and when ``inode``, the
+    storable inode number it was seen with, is not the opened file's)."""
     digest = hashlib.sha256()
     size = 0
     kept: list[bytes] | None = [] if keep_up_to else None
-    fd, st = open_regular(path, follow)
+    try:
+        fd, st = open_regular(path, follow)
+    except OSError as exc:
+        if not follow and exc.errno == errno.ELOOP:
+            raise NotTheFileSeen(errno.ELOOP, "a symlink where a file was", str(path)) from exc
+        raise
     if inode is not None and storable_inode(st.st_ino) != inode:
         os.close(fd)
         raise NotTheFileSeen(errno.ESTALE, "not the file the walk saw", str(path))
