@@ -107,13 +107,14 @@ def _pss_mb(pid: int) -> float:
     return 0.0
 
 
-def run(args: list[str], sample: bool = False) -> Measure:
+def run(args: list[str], sample: bool = False, env: dict[str, str] | None = None) -> Measure:
     """Run a command to completion: its wall time, the peak RSS of the largest of its
     processes (wait4 reports the most of the process and its children), and, with
     ``sample``, the most memory all its processes held at once (sampled every 20 ms;
-    the sampling costs CPU, so a sampled run's time is not one to report)."""
+    the sampling costs CPU, so a sampled run's time is not one to report); ``env``,
+    the environment it runs in (default, this one)."""
     start = time.perf_counter()
-    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     total = [0.0]
     finished = threading.Event()
 
