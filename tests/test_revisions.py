@@ -550,3 +550,87 @@ def test_the_configuration_narrows_the_transition_checks_too(history: Repo):
         history.root, base="base", settings=Settings(severity={"tag_promotion": "warning"})
     )
     assert {f.severity for f in warned if f.check == "tag_promotion"} == {"warning"}
+
+
+def _object(root: Path, kind: str, data: bytes) -> str:
+    """Write a git object as given (a tree git itself would never make, too)."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "-C", str(root), "hash-object", "-t", kind, "--literally", "-w", "--stdin"],
+        input=data,
+        capture_output=True,
+        check=True,
+    )
+    return done.stdout.decode().strip()
+
+
+def _tree(root: Path, entries: list[tuple[str, str, str]]) -> str:
+    """A tree of (mode, name, object id) entries, in the order given."""
+    raw = b"".join(
+        f"{mode} {name}".encode() + b"\0" + bytes.fromhex(oid) for mode, name, oid in entries
+    )
+    return _object(root, "tree", raw)
+
+
+def test_a_tree_naming_a_path_twice_is_written_with_the_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A tree git would never make (a name twice, a file and a directory of one
+    name, a symlink and a file of one name) is written as its first entry says,
+    nothing through a link; a deep tree and a directory gone back to after one
+    below it are written whole."""
+    import os
+
+    from labnote_index.compare.git import materialize
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    first, second = _object(repo, "blob", b"first\n"), _object(repo, "blob", b"second\n")
+    inner = _tree(repo, [("100644", "b", second)])
+    deep = inner
+    for _ in range(60):
+        deep = _tree(repo, [("40000", "level", deep)])
+    # "p" holds a directory "q" and then a file "s": written after q's files.
+    p = _tree(repo, [("40000", "q", inner), ("100644", "s", first)])
+    top = _tree(
+        repo,
+        [
+            ("100644", "a", first),  # a file, then a directory "a": the file stands
+            ("40000", "a", inner),
+            ("40000", "d", inner),  # a directory, then a file "d": the directory stands
+            ("100644", "d", second),
+            ("100644", "c", first),  # a file twice: the first stands
+            ("100644", "c", second),
+            ("120000", "e", _object(repo, "blob", b"c")),  # symlinks come last:
+            ("100644", "e", second),  # the file "e" stands
+            ("120000", "f", _object(repo, "blob", b"/etc")),  # a link, then files
+            ("40000", "f", inner),  # below its name: the directory stands, real
+            ("40000", "deep", deep),
+            ("40000", "p", p),
+        ],
+    )
+    commit = git(repo, "commit-tree", top, "-m", "odd").strip()
+    dest = tmp_path / "tree"
+    elsewhere = tmp_path / "cwd"  # nothing is written by a name relative to it
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    open_before = len(os.listdir("/proc/self/fd"))
+    materialize(repo, commit, dest)
+    assert len(os.listdir("/proc/self/fd")) == open_before  # every directory closed
+    assert list(elsewhere.iterdir()) == []
+    assert (dest / "a").read_bytes() == b"first\n" and not (dest / "a").is_symlink()
+    assert (dest / "d").is_dir() and (dest / "d/b").read_bytes() == b"second\n"
+    assert (dest / "c").read_bytes() == b"first\n"
+    assert not (dest / "e").is_symlink() and (dest / "e").read_bytes() == b"second\n"
+    assert not (dest / "f").is_symlink() and (dest / "f/b").read_bytes() == b"second\n"
+    assert (dest.joinpath("deep", *["level"] * 60, "b")).read_bytes() == b"second\n"
+    assert (dest / "p/q/b").read_bytes() == b"second\n"
+    assert (dest / "p/s").read_bytes() == b"first\n"
+    written = sorted(
+        os.path.relpath(os.path.join(top_, name), dest)
+        for top_, _, names in os.walk(dest)
+        for name in names
+    )
+    assert written == ["a", "c", "d/b", "deep/" + "level/" * 60 + "b", "e", "f/b", "p/q/b", "p/s"]
