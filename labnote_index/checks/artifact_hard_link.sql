@@ -8,5 +8,7 @@ SELECT r.record_type, r.record_id, r.file, r.artifact_field AS field,
        r.artifact_field || ' names ' || a.path || ', a file with ' || a.links
        || ' hard links: its content may be another file''s, outside the repository; '
        || 'it was hashed but not indexed for search' AS message
-FROM records r JOIN artifacts a ON a.path = r.artifact_path
+-- The artifacts first (CROSS JOIN keeps that order): the few with a second link
+-- are looked up among the records by path, not every record's artifact looked up.
+FROM artifacts a CROSS JOIN records r ON r.artifact_path = a.path
 WHERE a.links > 1
