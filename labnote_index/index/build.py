@@ -56,11 +56,11 @@ from .files import (
 from .index_file import APPLICATION_ID, as_database, check_index_path
 from .parallel import MIN_PART, default_jobs, run_sharded, start_workers_early
 from .resolve import delete_in, resolve_references
-from .schema import create_indexes, create_tables
+from .schema import create_indexes, create_lookup_indexes, create_tables
 from .tempfiles import remove_abandoned, temp_name
 
 # Bump when the tables change: an index of another format is rebuilt in full.
-INDEX_FORMAT = 11
+INDEX_FORMAT = 12
 
 
 # Tables holding rows made from one file, and the column naming that file
@@ -329,11 +329,14 @@ class _Build:
             refresh_link_targets(db, sandbox, suspects)
             PHASES.mark("packet files and link targets")
             if not incremental:
+                create_lookup_indexes(db)
+            resolve_references(db, changed)
+            PHASES.mark("resolve")
+            if not incremental:  # the columns the resolve filled, indexed once
                 create_indexes(db, self.browsable)
             PHASES.mark("indexes")
-            resolve_references(db, changed)
             store_cycles(db)
-            PHASES.mark("resolve")
+            PHASES.mark("cycles")
             if self.derived is not None:
                 self.derived.forget(db)
             # Views describe the whole registry, not a chosen few files; they are

@@ -340,18 +340,28 @@ def _create_handoff_tables(db: sqlite_utils.Database) -> None:
     )
 
 
+def create_lookup_indexes(db: sqlite_utils.Database) -> None:
+    """The indexes the resolve searches (resolve.py), made before it; the
+    columns it fills are indexed after it (``create_indexes``): an index kept
+    up row by row costs an UPDATE more than one built once from its result."""
+    # With the file in the index, a reference's target is read from the index
+    # alone, not from each record's row.
+    db.table("records").create_index(["record_id", "record_type", "file"])
+    db.table("handoff_packets").create_index(["manifest"])
+    db.table("handoff_files").create_index(["packet_dir", "path"])
+
+
 def create_indexes(db: sqlite_utils.Database, browsable: bool = True) -> None:
-    """Indexes on every join column; built after the bulk load, which is faster.
-    ``browsable``: also what only browsing uses (an index on each column a page
-    sorts or facets on, full-text search); an index made for one check, and
-    deleted after it, goes without them."""
+    """Indexes on every other join column (after ``create_lookup_indexes``);
+    built after the bulk load, which is faster. ``browsable``: also what only
+    browsing uses (an index on each column a page sorts or facets on, full-text
+    search); an index made for one check, and deleted after it, goes without them."""
     for rt in RECORD_TYPES.values():
         db.table(rt.table).create_index([rt.id_field])
     db.table("files").create_index(["kind"])
     db.table("files").create_index(["error"])
     db.table("markdown_links").create_index(["source_file"])
     db.table("markdown_links").create_index(["target"])
-    db.table("records").create_index(["record_id", "record_type"])
     db.table("records").create_index(["record_type", "status"])
     db.table("records").create_index(["artifact_path"])
     # (file, field) pairs: checks look up "the reply_to of this message" and
@@ -367,11 +377,9 @@ def create_indexes(db: sqlite_utils.Database, browsable: bool = True) -> None:
     db.table("validation_errors").create_index(["file"])
     db.table("validation_errors").create_index(["error_type"])
     db.table("legacy_fields").create_index(["file"])
-    db.table("handoff_packets").create_index(["manifest"])
     # handoff_superseded seeks a newer version of the same role and milestone:
     # with the version in the index, one seek, however many versions there are.
     db.table("handoff_packets").create_index(["role", "milestone", "version_number"])
-    db.table("handoff_files").create_index(["packet_dir", "path"])
     db.table("handoff_documents").create_index(["packet_dir"])
     db.table("input_packets").create_index(["consumer"])
     db.table("input_packets").create_index(["upstream"])
