@@ -164,7 +164,7 @@ def test_shares_are_cut_by_weight_not_by_count():
 
     # Large files first, then many small ones: equal counts would be far from equal work.
     items = [100_000] * 100 + [1_000] * 4_900
-    chunks = _shares(items, lambda w: w, jobs=3)
+    chunks = _shares(items, items, jobs=3)
     assert [w for chunk in chunks for w in chunk] == items  # contiguous, in order, all
     assert len(chunks) == 1 + 2 * CHUNKS_PER_JOB
     total = sum(items)
@@ -189,11 +189,40 @@ def test_markdown_files_weigh_what_the_loader_does_with_them():
     markdown = [found(f"messages/answered/{n:05}.md", "markdown") for n in range(4_000)]
     records = [found(f"registry/packets/2026/{n:05}.json", "record") for n in range(4_000)]
     assert _reading_cost(markdown[0]) * 25 < _reading_cost(records[0])
-    chunks = _shares(markdown + records, _reading_cost, jobs=2)
+    both = markdown + records
+    chunks = _shares(both, [_reading_cost(item) for item in both], jobs=2)
     mine = sum(item.kind == "record" for item in chunks[0])
     # About half the records, less the Markdown's share: written in runs, a
     # Markdown file costs a thirtieth of a record (a tenth left this 1,800).
     assert 1_900 < mine < 2_000
+
+
+def test_the_walks_files_are_weighed_from_its_arrays_as_one_by_one(tmp_path):
+    """The weights of a walk's files (read from its arrays) are each file's
+    ``_reading_cost``: Markdown, records of each size, a file with no stat."""
+    from labnote_index.index.build import MARKDOWN_COST, _reading_cost, _reading_costs
+    from labnote_index.read.discover import DiscoveredFile, FoundFiles, discover
+
+    (tmp_path / "registry" / "packets").mkdir(parents=True)
+    (tmp_path / "registry" / "packets" / "a.json").write_text("{}")
+    (tmp_path / "registry" / "packets" / "b.json").write_text("x" * 5000)
+    (tmp_path / "notes.md").write_text("# a note, longer than a record" * 100)
+    found = discover(tmp_path)
+    found.append(DiscoveredFile("registry/gone.json", "record"))  # no stat: listed, then gone
+    costs = _reading_costs(found)
+    assert list(costs) == [_reading_cost(item) for item in found]
+    assert len(set(costs)) == 4  # Markdown, two sizes of record, none
+    assert costs[0] == MARKDOWN_COST  # notes.md sorts first
+    listed = list(found)
+    assert list(_reading_costs(listed)) == list(costs)  # not a FoundFiles: one by one
+    assert isinstance(found, FoundFiles)
+
+
+def test_shares_need_a_weight_for_each_item():
+    from labnote_index.index.parallel import _shares
+
+    with pytest.raises(ValueError, match="2 weights for 3 items"):
+        _shares(["a", "b", "c"], [1, 1], jobs=2)
 
 
 KILLED_BUILD = """

@@ -120,13 +120,13 @@ def run_sharded(
     jobs: int,
     advance: Advance | None = None,
     method: str | None = None,
-    weight: Callable[[T], int] | None = None,
+    weights: Sequence[int] | None = None,
 ) -> None:
     """``write`` every item into ``db``, over up to ``jobs`` processes: this one and
     workers started by ``method`` (default ``start_method()``).
 
     ``tables`` are those ``write`` fills: they are copied from each shard.
-    ``weight`` tells what an item costs (default: all alike); shares are cut by it.
+    ``weights`` tell what each item costs (default: all alike); shares are cut by them.
     """
     jobs = max(1, min(jobs, len(items) // MIN_PART))
     if jobs == 1:
@@ -135,7 +135,7 @@ def run_sharded(
     # This process writes an equal share straight into the index; the rest is cut
     # into a few chunks per worker, so that a worker that finishes early takes
     # more while a slower one is still at work.
-    chunks = _shares(items, weight or (lambda _: 1), jobs)
+    chunks = _shares(items, array("q", [1]) * len(items) if weights is None else weights, jobs)
     workers = jobs - 1
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -167,10 +167,12 @@ def run_sharded(
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _shares(items: Sequence[T], weight: Callable[[T], int], jobs: int) -> list[Sequence[T]]:
-    """Contiguous chunks of ``items``: the first (this process's) a ``jobs``-th of the
-    total weight, the rest cut into CHUNKS_PER_JOB per worker of equal weight."""
-    weights = array("q", map(weight, items))  # 8 bytes an item: there may be 455,000
+def _shares(items: Sequence[T], weights: Sequence[int], jobs: int) -> list[Sequence[T]]:
+    """Contiguous chunks of ``items`` (``weights`` one for each): the first (this
+    process's) a ``jobs``-th of the total weight, the rest cut into
+    CHUNKS_PER_JOB per worker of equal weight."""
+    if len(weights) != len(items):
+        raise ValueError(f"{len(weights)} weights for {len(items)} items")
     total = sum(weights)
     first = total / jobs
     rest = (total - first) / ((jobs - 1) * CHUNKS_PER_JOB)

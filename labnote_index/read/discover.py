@@ -117,6 +117,19 @@ class FoundFiles(Sequence[DiscoveredFile]):
             if k == number and flags == plain
         ]
 
+    def weighed(self, per_kind: dict[str, int], per_byte_plus: int) -> array[int]:
+        """A weight for each file, from the arrays (no DiscoveredFile made for
+        each): ``per_kind`` for a file of a kind it names, otherwise its size (0
+        where it has no stat) plus ``per_byte_plus``."""
+        fixed = {_KIND_NUMBER[kind]: weight for kind, weight in per_kind.items()}
+        return array(
+            "q",
+            [
+                fixed.get(kind, size + per_byte_plus)
+                for kind, size in zip(self.kinds, self.sizes, strict=True)
+            ],
+        )
+
     def __len__(self) -> int:
         return len(self.paths)
 
