@@ -667,12 +667,12 @@ def _files_rows(tmp_path: Path, name: str, items, sandbox_root: Path) -> list[tu
 
 
 def test_markdown_files_written_at_once_are_the_rows_written_one_by_one(tmp_path: Path):
-    """Runs of Markdown files (index/rows.py, MARKDOWN_RUN) are written straight
+    """Runs of Markdown files (index/markdown_files.py, MARKDOWN_RUN) are written straight
     from the walk's arrays. Whatever they are, the rows are what the loader
     makes of each file alone, in the same order: a FIFO, a name that is not
     UTF-8, a directory that has become a symlink out since the walk, a short
     run between records, and .github/ are each told as one by one."""
-    from labnote_index.index.rows import MARKDOWN_RUN
+    from labnote_index.index.markdown_files import MARKDOWN_RUN
     from labnote_index.read.discover import discover
 
     repo, outside = tmp_path / "repo", tmp_path / "outside"
@@ -706,7 +706,7 @@ def test_markdown_files_written_at_once_are_the_rows_written_one_by_one(tmp_path
 
 
 def test_markdown_runs_start_at_the_run_size_and_break_at_any_other_file(tmp_path: Path):
-    from labnote_index.index.rows import MARKDOWN_RUN, FileLoader
+    from labnote_index.index.markdown_files import MARKDOWN_RUN, MarkdownReader, runs_of
     from labnote_index.read.discover import discover
     from labnote_index.read.paths import Sandbox
 
@@ -723,7 +723,7 @@ def test_markdown_runs_start_at_the_run_size_and_break_at_any_other_file(tmp_pat
         (repo / packet).mkdir()
         (repo / packet / "handoff.manifest.json").write_text("{}")
     found = discover(repo)
-    runs = FileLoader(Sandbox(repo), enforce_layout=True)._markdown_runs(found)
+    runs = runs_of(MarkdownReader(Sandbox(repo)).readable(found, found.paths))
     named = {found.paths[start]: found.paths[end - 1] for start, end in runs.items()}
     last = f"{2 * MARKDOWN_RUN - 1:03}"
     assert named == {
@@ -888,8 +888,13 @@ def test_an_artifact_the_walk_saw_takes_its_stat_and_makes_the_row_a_look_makes(
     assert packet in walked and "registry/packets/2026/linked.json" not in walked
     assert db["files"].get("registry/packets/2026/linked.json")["size"] is not None
     listed = [p for p in given if p in walked]
-    assert len(listed) > 20 and all(given[p] == walked[p] for p in listed)
+    assert all(given[p] == walked[p] for p in listed)
     assert given["notes/plain.txt"] is None and "notes/plain.txt" not in walked
+    # The Markdown artifacts were read as the records were: taken from that read,
+    # never looked at again (the fast and slow rows above are what a look makes).
+    artifacts = {p for (p,) in db.execute("SELECT path FROM artifacts")}
+    read_already = [p for p in walked if p in artifacts and p not in given]
+    assert len(read_already) > 20 and all(p.endswith(".md") for p in read_already)
 
 
 def test_a_file_that_changed_since_the_walk_is_looked_at_again(sample_repo: Repo, tmp_path: Path):
@@ -1016,15 +1021,64 @@ def test_each_record_types_table_is_indexed_on_its_id(repo: Repo, browsable: boo
         assert [rt.id_field] in [i.columns for i in db[rt.table].indexes], rt.table
 
 
-def test_a_directory_swapped_for_a_symlink_out_after_the_walk_is_not_read_through(
-    sample_repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_artifacts_taken_from_the_read_are_the_rows_a_second_read_makes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    """A build's walk enters a directory of artifacts; before their read, the
-    directory becomes a symlink to a copy outside holding a secret, and a
-    Markdown file elsewhere a symlink to another. The artifacts are resolved
-    afresh: each is said to escape. No Markdown file is read through either
-    (its links are the secret's): each is told as changed while read. Nothing
-    outside is stored."""
+    """The Markdown artifacts a build read as it read the records are written from
+    that read: the artifacts, files and links rows are those of a build that
+    reads each artifact again (in runs and one by one; a link, a second name,
+    a body too big to keep, files git ignores, a file that is no artifact)."""
+    from labnote_index.index import files
+
+    root = tmp_path / "repo"
+    generate(root, packets=200, work_tree=True)
+    answered = sorted((root / "messages/answered").glob("*.md"))
+    answered[0].write_text("see [the plan](../../docs/plan.md) and [gone](nowhere.md)\n")
+    os.link(answered[1], root / "second-name.md")
+    answered[2].write_text("[big](x.md)\n" + "x" * files.MAX_ARTIFACT_BODY)
+    (root / "docs/plan.md").write_text("[back](../messages/answered/x.md)\n")  # no artifact
+    git(root, "rm", "-r", "-q", "--cached", "messages/open")
+    (root / ".gitignore").write_text("messages/open/\n")
+
+    def rows(name: str, again: bool) -> dict[str, list[tuple]]:
+        if again:  # the read's rows thrown away: every artifact is read again
+            monkeypatch.setattr(
+                files, "_take_read", lambda db, _: db.execute("DROP TABLE markdown_reads")
+            )
+        build_index(root, tmp_path / name)
+        monkeypatch.undo()
+        db = sqlite_utils.Database(tmp_path / name)
+        kept = {}
+        for table in ("artifacts", "files", "markdown_links"):
+            names = [c.name for c in db[table].columns if c.name not in ("id", "ctime_ns")]
+            kept[table] = sorted(db.execute(f"SELECT {', '.join(names)} FROM {table}").fetchall())
+        return kept
+
+    taken, read = rows("taken.db", again=False), rows("read.db", again=True)
+    assert taken == read
+    artifacts = {row[0]: row for row in taken["artifacts"]}  # path, status, ..., links, body
+    statuses = [row[1] for row in artifacts.values()]
+    assert statuses.count("ignored") >= 100 and statuses.count("ok") > 500
+    name = lambda path: str(path.relative_to(root))  # noqa: E731
+    assert artifacts[name(answered[1])][-3:-1] == (2, None)  # links, body: a second name
+    assert artifacts[name(answered[2])][-2] is None  # too big to keep, hashed
+    linked = {(row[0], row[-1]) for row in taken["markdown_links"]}  # source, target
+    assert (name(answered[0]), "docs/plan.md") in linked and (name(answered[2]), None) not in linked
+    assert ("docs/plan.md", "messages/answered/x.md") in linked
+    assert not any(source == name(answered[1]) for source, _ in linked)
+
+
+@pytest.mark.parametrize("swapped", ["after the walk", "after the read"])
+def test_a_directory_swapped_for_a_symlink_out_after_the_walk_is_not_read_through(
+    sample_repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swapped: str
+):
+    """A build's walk enters a directory of artifacts; then, before the files
+    are read or once they are (before the artifacts are written), the directory
+    becomes a symlink to a copy outside holding a secret, and a Markdown file
+    elsewhere a symlink to another. The artifacts are resolved afresh: each is
+    said to escape. No Markdown file is read through either (its links are the
+    secret's): swapped before the read, each is told as changed while read;
+    after it, each is what was read inside. Nothing outside is stored."""
     from labnote_index.index import build
 
     root, outside = sample_repo.root, tmp_path / "outside"
@@ -1037,23 +1091,44 @@ def test_a_directory_swapped_for_a_symlink_out_after_the_walk_is_not_read_throug
     for copy in (outside / "closed").iterdir():
         copy.write_text("c2VjcmV0 outside [x](c2VjcmV0.md)\n")
     (outside / "guide.md").write_text("[x](c2VjcmV0-guide.md)\n")
-    refresh = build.refresh_artifacts
+    refresh, walk = build.refresh_artifacts, build.discover
 
-    def swapping(db, sandbox, *args):
+    def swap() -> None:
         shutil.rmtree(root / "notifications/closed")
         (root / "notifications/closed").symlink_to(outside / "closed")
         (root / "docs/guide.md").unlink()
         (root / "docs/guide.md").symlink_to(outside / "guide.md")
+
+    def walking(*args):
+        found = walk(*args)
+        swap()
+        return found
+
+    def swapping(db, sandbox, *args):
+        swap()
         return refresh(db, sandbox, *args)
 
-    monkeypatch.setattr(build, "refresh_artifacts", swapping)
+    if swapped == "after the walk":
+        monkeypatch.setattr(build, "discover", walking)
+    else:
+        monkeypatch.setattr(build, "refresh_artifacts", swapping)
     db = sample_repo.index(full=True)
     rows = [r for r in db["artifacts"].rows if r["path"].startswith("notifications/closed/")]
     assert len(rows) == 3 and {r["status"] for r in rows} == {"escapes"}
     assert "c2VjcmV0" not in everything_stored(sample_repo.db_path)
-    for path in ("notifications/closed/extra.md", "docs/guide.md"):
+    for path, text in (
+        ("notifications/closed/extra.md", "no artifact: [a](b.md)\n"),
+        ("docs/guide.md", "[a](b.md)\n"),
+    ):
         row = db["files"].get(path)
-        assert "changed as it was read" in row["error"] and row["sha256"] is None, path
+        if swapped == "after the walk":
+            assert "changed as it was read" in row["error"] and row["sha256"] is None, path
+        else:
+            inside = hashlib.sha256(text.encode()).hexdigest()
+            assert row["error"] is None and row["sha256"] == inside, path
+    linked = {r["source_file"] for r in db["markdown_links"].rows}
+    assert ("docs/guide.md" in linked) == (swapped == "after the read")
+    monkeypatch.setattr(build, "discover", walk)
     # Left as they are, both are read as ever the next time (the link checked).
     shutil.rmtree(outside)
     (root / "notifications/closed").unlink()

@@ -1,5 +1,6 @@
-"""read/markdown.py: where each link is, and what it names; and how a record's
-Markdown artifact gives its links (index/files.py)."""
+"""Tests of: ``read/markdown.py`` (where each link is, and what it names) and
+``index/markdown_files.py`` (how Markdown files are read once, and how a
+record's Markdown artifact gives its links and its row)."""
 
 from __future__ import annotations
 
@@ -102,8 +103,8 @@ def test_resolved_normalises_and_refuses_what_leaves(directory, path, expected):
     assert resolved(directory, path) == expected
 
 
-# A record's Markdown artifact: its hash and links are taken from what the
-# artifact refresh read (files.refresh_markdown_links), never read again.
+# A record's Markdown artifact: read once (index/markdown_files.py), its hash,
+# links and artifact row all from that read, never read again.
 
 PACKET = "registry/packets/2026/20260903-maria-ops-retention-question.json"
 
@@ -185,7 +186,7 @@ def test_a_markdown_file_gone_before_its_hash_is_an_error_and_the_rest_are_hashe
 ):
     """Listed, then gone before the refresh reads it: its files row says so, and
     the files after it are still hashed."""
-    from labnote_index.index.files import refresh_markdown_links
+    from labnote_index.index.markdown_files import refresh_markdown_links
     from labnote_index.read.paths import Sandbox
 
     sample_repo.write("docs/a-gone.md", "[x](gone.md)\n")

@@ -50,13 +50,13 @@ from .files import (
     packet_files_unchanged,
     refresh_artifacts,
     refresh_link_targets,
-    refresh_markdown_links,
     refresh_packet_files,
 )
 from .index_file import APPLICATION_ID, as_database, check_index_path
+from .markdown_files import refresh_markdown_links
 from .parallel import MIN_PART, default_jobs, run_sharded, start_workers_early
 from .resolve import delete_in, resolve_references
-from .schema import create_indexes, create_lookup_indexes, create_tables
+from .schema import create_indexes, create_lookup_indexes, create_markdown_reads, create_tables
 from .tempfiles import remove_abandoned, temp_name
 
 # Bump when the tables change: an index of another format is rebuilt in full.
@@ -296,12 +296,13 @@ class _Build:
                 to_read, removed = self.changes or changes_by_walk(db, sandbox, self.found)
                 changed = [displayable(f.path) for f in to_read] + removed
                 _forget(db, changed)
+                create_markdown_reads(db)  # the build's own: dropped once the artifacts are in
             else:
                 create_tables(db)
                 to_read, removed = self.found, []
             self.progress.start(len(to_read))
             loader = FileLoader(sandbox, self.settings["enforce_layout"], self.contract)
-            tables = [table for table, _ in PER_FILE + PER_MANIFEST_DIR]
+            tables = [table for table, _ in PER_FILE + PER_MANIFEST_DIR] + ["markdown_reads"]
             run_sharded(
                 db,
                 to_read,
@@ -419,13 +420,13 @@ def _now() -> str:
 # What reading a file costs, in bytes of record: its size, and as much again as
 # a small record's for opening, validating and writing it.
 PER_FILE_BYTES = 2048
-# A Markdown file costs the loader its files row only (it is hashed and its
-# links read later, beside the artifacts), written with the others of its run
-# straight from the walk's arrays: 2-3 us against 72 us for a small record at
-# 43,508 records, measured, so a thirtieth of a record's weight. Weighed as a
-# record, the thousands of artifacts that sort before registry/ made this
-# process's share nearly all Markdown, and left the records to one worker.
-MARKDOWN_COST = 100
+# A Markdown file costs the loader a read and a hash, its links and its files
+# row, with the others of its run, from the walk's arrays: 25-29 us against
+# 142-162 us for a small record at 43,508 records, measured, so about a fifth
+# of a record's weight. Weighed as a record, the thousands of artifacts that
+# sort before registry/ made this process's share nearly all Markdown, and left
+# the records to one worker; weighed as nothing, this process had them all.
+MARKDOWN_COST = 500
 
 
 def _reading_cost(item: DiscoveredFile) -> int:

@@ -23,7 +23,6 @@ import sqlite_utils
 
 from ..format.rules import SAFE_PATH_RE
 from ..read.git import git_ignored, in_git_work_tree
-from ..read.markdown import link_rows
 from ..read.parse import NotRegularFile, hash_file, read_error, same_file
 from ..read.paths import (
     HIDDEN,
@@ -146,6 +145,10 @@ def refresh_artifacts(
         )
     ]
     delete_in(db, "artifacts", "path", gone + stale)  # gone, or to be read again
+    # Each directory resolved afresh (once), not taken from the walk: one
+    # swapped for a symlink out since the walk is outside now.
+    now = Sandbox(sandbox.root)
+    _take_read(db, now)
     # What is left to read (new, or stale): in the order records name them,
     # each with the walk's stat where the walk listed a regular file there.
     todo = [
@@ -158,11 +161,33 @@ def refresh_artifacts(
             "WHERE regular_file = 1) ON walked = path"
         )
     ]
-    # Each directory resolved afresh (once), not taken from the walk: one
-    # swapped for a symlink out since the walk is outside now.
-    now = Sandbox(sandbox.root)
     writer = ArtifactWriter(now, ask_git=bool(todo) and in_git_work_tree(sandbox.root))
     run_sharded(db, todo, writer.write, ["artifacts"], jobs)
+
+
+def _take_read(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
+    """Write the artifact rows of the records' artifacts this build read already,
+    as it read the records (Markdown files: ``markdown_reads``, rows.FileLoader),
+    from what was read: each as ``_read`` makes it of the file the walk listed
+    (the same inode), not read a second time. The read kept only files with a
+    safe path that git did not ignore (asked as they were read); one in a
+    directory that is not inside now (resolved afresh by ``sandbox``: one
+    swapped for a symlink since) is left to be read as any other. The table,
+    the build's own, goes."""
+    directories = [d for (d,) in db.execute("SELECT DISTINCT dir FROM markdown_reads")]
+    moved = [d for d in directories if not sandbox.dir_inside(d)]
+    with db.conn:
+        db.conn.execute(
+            "INSERT INTO artifacts (path, status, size, mtime_ns, ctime_ns, inode, sha256, "
+            "links, body, regular_file) SELECT m.path, 'ok', m.size, f.mtime_ns, f.ctime_ns, "
+            "f.inode, m.sha256, m.links, m.body, 1 FROM markdown_reads m JOIN files f "
+            "ON f.path = m.path AND f.inode = m.inode AND f.regular_file = 1 "
+            "WHERE m.path IN (SELECT artifact_path FROM records) "
+            "AND m.path NOT IN (SELECT path FROM artifacts) "
+            "AND m.dir NOT IN (SELECT value FROM json_each(?)) ORDER BY m.rowid",
+            [json.dumps(moved)],
+        )
+    db.execute("DROP TABLE markdown_reads")  # never part of the index
 
 
 # Artifacts looked at before git is asked which of them it ignores: one
@@ -459,57 +484,6 @@ def _packet_file_changes(
 
 # A Markdown file or view larger than this is hashed only: its links are not read.
 MAX_TEXT = 64 * 1024 * 1024
-
-
-# The Markdown files of ``files`` (as f) this build lists anew: the loader
-# leaves their hash for the refresh below.
-_NEW_MARKDOWN = "f.kind = 'markdown' AND f.sha256 IS NULL AND f.error IS NULL"
-# Its artifact (as a) read whole: the body is the file's text (a body is kept only
-# for a file of one name, so links are never read from a second name's).
-_BODY_HELD = "a.status = 'ok' AND a.body IS NOT NULL"
-
-
-def refresh_markdown_links(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
-    """Hash the Markdown files this build lists anew and keep their links. A
-    record's artifact whose body the artifact refresh just kept is not read a
-    second time: its hash is taken from there in SQL, and only a body that could
-    hold a link ("](" or "]:") is handed to the parser. A file with a
-    second name (which may lie outside), or one git ignores, has its links never
-    read; one git ignores is never hashed."""
-    # Read from disk: no artifact, or one not read (unsafe, missing, ...), or
-    # whose body was not kept (too big, or a second name: hashed only).
-    joined = "FROM files f LEFT JOIN artifacts a ON a.path = f.path"
-    to_read = db.execute(
-        f"SELECT f.path, f.inode {joined} WHERE {_NEW_MARKDOWN} AND a.status IS NOT 'ignored' "
-        f"AND NOT ({_BODY_HELD})"
-    ).fetchall()
-    bodies = db.execute(
-        f"SELECT f.path, a.body {joined} WHERE {_NEW_MARKDOWN} AND {_BODY_HELD} "
-        "AND (instr(a.body, '](') OR instr(a.body, ']:'))"
-    )
-    links: list[dict[str, Any]] = []
-    for path, body in bodies:
-        links += link_rows(path, body)
-    hashes: list[tuple[str | None, str | None, str]] = []  # (sha256, error, path)
-    for path, inode in to_read:
-        try:
-            # The file the walk listed (a regular file, no symlink), or nothing:
-            # never a symlink put in its place, nor a file reached through a
-            # directory swapped for one since (another inode).
-            hashed = hash_file(sandbox.path(path), keep_up_to=MAX_TEXT, follow=False, inode=inode)
-        except OSError as exc:
-            hashes.append((None, read_error(exc), path))
-            continue
-        hashes.append((hashed.sha256, None, path))
-        if hashed.content is not None and hashed.links == 1:
-            links += link_rows(path, hashed.content.decode("utf-8", "replace"))
-    with db.conn:
-        db.conn.execute(
-            "UPDATE files AS f SET sha256 = a.sha256 FROM artifacts a "
-            f"WHERE a.path = f.path AND {_NEW_MARKDOWN} AND {_BODY_HELD}"
-        )
-        db.conn.executemany("UPDATE files SET sha256 = ?, error = ? WHERE path = ?", hashes)
-    Inserts(db).insert("markdown_links", links)
 
 
 # Markdown link targets: looked at again on every build (a target can appear

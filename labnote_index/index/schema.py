@@ -41,6 +41,25 @@ def record_columns(record_type: str, id_field: str) -> dict[str, type]:
     return {"file": str, **{f: fields[f] for f in order}, "extra": str, "valid": bool}
 
 
+def create_markdown_reads(db: sqlite_utils.Database) -> None:
+    """The build's own table of what it read of each Markdown file as the files
+    were read (in the workers too): the artifact refresh takes a record's
+    artifact from here rather than read it a second time, and drops the table
+    (an index never holds it)."""
+    db.table("markdown_reads").create(
+        {
+            "path": str,
+            "dir": str,
+            "inode": int,
+            "size": int,
+            "sha256": str,
+            "links": int,
+            "body": str,
+        },
+        if_not_exists=True,
+    )
+
+
 def create_tables(db: sqlite_utils.Database) -> None:
     """Create every table of an empty index, with keys, foreign keys and indexes."""
     db.table("files").create(
@@ -77,6 +96,7 @@ def create_tables(db: sqlite_utils.Database) -> None:
         },
         pk="path",
     )
+    create_markdown_reads(db)
     db.table("build_info").create({"key": str, "value": str}, pk="key")
     # Each record file's JSON exactly as read: the views are made from it,
     # as the reference generator makes them from the parsed files.

@@ -12,8 +12,8 @@ link. Targets with a URI scheme (``https:``, ``mailto:``, ...) and pure
 ``#anchor`` targets are skipped, a ``#fragment`` is dropped. Whether each
 target exists is asked of the disk at every build
 (``files.refresh_link_targets``) and checked in SQL. A record's artifact is
-read once, by the artifact refresh: its links are taken from the body read
-there (``files.refresh_markdown_links``).
+read once: as the records are read, with its links (``rows.FileLoader``), its
+artifact row then taken from that read (``files.refresh_artifacts``).
 """
 
 from __future__ import annotations

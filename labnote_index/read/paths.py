@@ -28,6 +28,12 @@ def storable(path: str) -> bool:
     return True
 
 
+def named_outside(path: str) -> bool:
+    """A named path that leaves the repository before any symlink is looked at."""
+    # The substring first: asked of every file, and almost never there.
+    return path.startswith("/") or (".." in path and ".." in path.split("/"))
+
+
 def displayable(path: str) -> str:
     """A path as text that can be stored and shown: bytes that are not UTF-8 as \\xNN."""
     return path if storable(path) else os.fsencode(path).decode("utf-8", "backslashreplace")
