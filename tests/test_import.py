@@ -723,7 +723,11 @@ def test_markdown_runs_start_at_the_run_size_and_break_at_any_other_file(tmp_pat
         (repo / packet).mkdir()
         (repo / packet / "handoff.manifest.json").write_text("{}")
     found = discover(repo)
-    runs = runs_of(MarkdownReader(Sandbox(repo)).readable(found, found.paths))
+    readable = MarkdownReader(Sandbox(repo)).readable(found, found.paths)
+    runs, alone = runs_of(readable)
+    assert sorted([*alone, *(at for s, e in runs.items() for at in range(s, e))]) == readable
+    assert [found.paths[at] for at in alone] == [f"a/{n:03}.md" for n in range(MARKDOWN_RUN - 1)]
+    assert runs_of([]) == ({}, []) and runs_of([5]) == ({}, [5])
     named = {found.paths[start]: found.paths[end - 1] for start, end in runs.items()}
     last = f"{2 * MARKDOWN_RUN - 1:03}"
     assert named == {

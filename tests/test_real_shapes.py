@@ -393,12 +393,14 @@ def test_an_artifact_is_read_once_for_its_body_and_its_links(
     sample_repo: Repo, monkeypatch: pytest.MonkeyPatch
 ):
     import labnote_index.index.files as files_module
+    import labnote_index.index.markdown_files as markdown_module
     import labnote_index.index.rows as rows_module
 
     source = "datadrops/2026/20260917-claude-handoff-overview.md"
     sample_repo.write(source, "# Overview\n\nSee [gone](gone.md).\n")
     read: list[str] = []
-    for module in (files_module, rows_module):
+    # Every module that hashes a file: the loader, the Markdown reader, the artifacts.
+    for module in (files_module, markdown_module, rows_module):
         real = module.hash_file
 
         def counted(path, *args, real=real, **kwargs):

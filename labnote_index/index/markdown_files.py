@@ -50,14 +50,21 @@ MARKDOWN_FILE_COLUMNS = (
 )
 
 
+# The hash and error of a file left to be read after the artifacts.
+NONE: tuple[str | None, str | None] = (None, None)
+
+
 class MarkdownReader:
     """The loader's reading of Markdown files (picklable: workers run it too)."""
 
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox = sandbox
-        # The Markdown files of the files being written that are read as they
-        # are written (the walk's regular files git does not ignore).
-        self.planned: frozenset[str] = frozenset()
+        # Of the files being written, the Markdown files read as they are
+        # written: those of the runs (``plan``) and those ``alone``, less those
+        # git ignores (all of them when git could not tell). Sets of the few:
+        # the runs' files are known by their place.
+        self.alone: frozenset[str] = frozenset()
+        self.ignored: frozenset[str] | None = frozenset()
         self.work_tree: bool | None = None  # asked of git once, where needed
 
     def plan(self, items: Sequence[DiscoveredFile]) -> dict[int, int]:
@@ -66,8 +73,10 @@ class MarkdownReader:
         them starts and ends in ``items`` (a FoundFiles: written from its arrays)."""
         paths = items.paths if isinstance(items, FoundFiles) else [item.path for item in items]
         readable = self.readable(items, paths)
-        self.planned = self._not_ignored([paths[at] for at in readable])
-        return runs_of(readable) if isinstance(items, FoundFiles) else {}
+        runs, alone = runs_of(readable) if isinstance(items, FoundFiles) else ({}, readable)
+        self.alone = frozenset(paths[at] for at in alone)
+        self.ignored = self._ignored([paths[at] for at in readable])
+        return runs
 
     def readable(self, items: Sequence[DiscoveredFile], paths: list[str]) -> list[int]:
         """The positions in ``items`` (whose ``paths`` these are) of the Markdown
@@ -93,16 +102,20 @@ class MarkdownReader:
             and inside(parent_dir(paths[at]))
         ]
 
-    def _not_ignored(self, paths: list[str]) -> frozenset[str]:
-        """Those of ``paths`` (no symlink on the way) git does not ignore. None of
-        them when git could not tell: a file git may ignore is left to be read
-        after the artifacts, which never reads it if it is an artifact."""
+    def _ignored(self, paths: list[str]) -> frozenset[str] | None:
+        """Those of ``paths`` (no symlink on the way) git ignores; None when git
+        could not tell: a file git may ignore is left to be read after the
+        artifacts, which never reads it if it is an artifact."""
         if not paths:
             return frozenset()
         if self.work_tree is None:
             self.work_tree = in_git_work_tree(self.sandbox.root)
         ignored = git_ignored(self.sandbox.root, paths) if self.work_tree else set()
-        return frozenset() if ignored is None else frozenset(paths).difference(ignored)
+        return None if ignored is None else frozenset(ignored)
+
+    def _planned(self, path: str) -> bool:
+        """Whether a file ``plan`` found readable is read now: git does not ignore it."""
+        return self.ignored is not None and path not in self.ignored
 
     def write_run(self, found: FoundFiles, start: int, end: int, inserts: Inserts) -> None:
         """Write the rows of a run of Markdown files (``plan``), a batch at a
@@ -116,7 +129,7 @@ class MarkdownReader:
             links: list[dict[str, Any]] = []
             for at in range(first, min(first + MARKDOWN_BATCH, end)):
                 path, inode = paths[at], inodes[at]
-                sha, error = self.read(path, inode, reads, links)
+                sha, error = self.read(path, inode, reads, links) if self._planned(path) else NONE
                 when = kept(mtimes[at], ctimes[at], now)
                 files.append((path, "markdown", sizes[at], mtimes[at], when, inode, 1, sha, error))
             inserts.insert_tuples("files", MARKDOWN_FILE_COLUMNS, files)
@@ -125,8 +138,10 @@ class MarkdownReader:
                 inserts.insert("markdown_links", links)
 
     def load(self, path: str, inode: int, file_row: dict[str, Any], rows: Any) -> None:
-        """Read one Markdown file the loader takes alone into its ``file_row``,
-        and queue its rows on ``rows`` (the loader's Rows)."""
+        """Read one Markdown file the loader takes alone, if ``plan`` chose it,
+        into its ``file_row``, and queue its rows on ``rows`` (the loader's Rows)."""
+        if path not in self.alone or not self._planned(path):
+            return  # left to be read after the artifacts
         reads: list[tuple[Any, ...]] = []
         links: list[dict[str, Any]] = []
         file_row["sha256"], file_row["error"] = self.read(path, inode, reads, links)
@@ -140,10 +155,7 @@ class MarkdownReader:
     ) -> tuple[str | None, str | None]:
         """Read one Markdown file ``plan`` chose (the file the walk listed, with
         ``inode``) into ``reads`` and its links into ``links``: its hash, or why
-        it could not be read. One not chosen is left to be read after the
-        artifacts: (None, None)."""
-        if path not in self.planned:
-            return None, None
+        it could not be read."""
         try:
             full = self.sandbox.path(path)
             hashed = hash_file(full, keep_up_to=MAX_TEXT, follow=False, inode=inode)
@@ -161,20 +173,22 @@ class MarkdownReader:
         return hashed.sha256, None
 
 
-def runs_of(readable: list[int]) -> dict[int, int]:
-    """Where each run of at least MARKDOWN_RUN of the ``readable`` positions, one
-    after the other, starts and ends (past its last)."""
+def runs_of(readable: list[int]) -> tuple[dict[int, int], list[int]]:
+    """Where each run of at least MARKDOWN_RUN of the ``readable`` positions (in
+    order), one after the other, starts and ends (past its last); and the
+    positions in no run."""
     runs: dict[int, int] = {}
-    start = last = -2
-    for at in readable:
-        if at != last + 1:
-            if last + 1 - start >= MARKDOWN_RUN:
-                runs[start] = last + 1
-            start = at
-        last = at
-    if last + 1 - start >= MARKDOWN_RUN:
-        runs[start] = last + 1
-    return runs
+    alone: list[int] = []
+    start = 0
+    for n, at in enumerate(readable):
+        if n + 1 == len(readable) or readable[n + 1] != at + 1:  # a run ends here
+            first = readable[start]
+            if n + 1 - start >= MARKDOWN_RUN:
+                runs[first] = at + 1
+            else:
+                alone += readable[start : n + 1]
+            start = n + 1
+    return runs, alone
 
 
 # The Markdown files of ``files`` (as f) this build lists anew that the loader
