@@ -239,3 +239,33 @@ def test_lineage_of_a_name_that_is_not_utf8_is_one_line_and_exit_2(sample_repo: 
     )
     assert done.returncode == 2
     assert b"Traceback" not in done.stderr and b"not valid UTF-8" in done.stderr
+
+
+def test_when_git_cannot_tell_the_loader_reads_no_markdown_file_it_may_ignore(
+    sample_repo: Repo, monkeypatch: pytest.MonkeyPatch
+):
+    """The loader reads Markdown files as it reads the records only where git
+    said it does not ignore them. Where git could not tell it (its answer None,
+    as when check-ignore fails), none is read then: an artifact git ignores is
+    left to the artifact refresh, which asks git again and never reads it."""
+    import labnote_index.index.markdown_files as markdown_module
+
+    root = sample_repo.root
+    git(root, "init", "-q")
+    sample_repo.write(".gitignore", "secrets/\n")
+    sample_repo.write("secrets/notes.md", f"{TOKEN}\n")
+    sample_repo.edit(PACKET, path="secrets/notes.md")
+    asked: list[list[str]] = []
+
+    def cannot_tell(root: Path, paths: list[str]) -> None:
+        asked.append(paths)
+        return None
+
+    monkeypatch.setattr(markdown_module, "git_ignored", cannot_tell)
+    db = sample_repo.index(jobs=1)
+    assert asked and "secrets/notes.md" in asked[0]  # the loader did ask
+    assert db["artifacts"].get("secrets/notes.md")["status"] == "ignored"
+    assert "c2VjcmV0" not in everything_stored(sample_repo.db_path)
+    other = sample_repo.load("registry/packets/2026/20260905-claude-retention-followup.json")
+    assert db["artifacts"].get(other["path"])["body"]  # read after, as before
+    assert db["files"].get(other["path"])["sha256"]
