@@ -265,7 +265,8 @@ def content(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
 
 def write_keys(target: sqlite_utils.Database, items: Sequence[str], advance: object) -> None:
     """A writer for run_sharded (module-level: workers started by spawn import it):
-    one build_info row per item, naming the process that wrote it."""
+    one build_info row per item, naming the process that wrote it. An item
+    "after:PATH" waits (up to 30 s) for PATH to appear, and says whether it did."""
     for item in items:
         if item == "boom":
             raise ValueError(f"a bug in a writer: {item}")
@@ -273,7 +274,15 @@ def write_keys(target: sqlite_utils.Database, items: Sequence[str], advance: obj
             os._exit(3)  # as if killed
         if item == "wait":
             time.sleep(600)  # a share that takes long: the build is killed meanwhile
-    target["build_info"].insert_all({"key": item, "value": os.getpid()} for item in items)
+    rows = [{"key": item, "value": os.getpid()} for item in items]
+    for row in rows:
+        if row["key"].startswith("after:"):  # this share waits for a file to appear
+            flag, waited = Path(row["key"][len("after:") :]), 0.0
+            while not flag.exists() and waited < 30:
+                time.sleep(0.01)
+                waited += 0.01
+            row["value"] = "after" if flag.exists() else "never"
+    target["build_info"].insert_all(rows)
 
 
 def assert_every_problem_is_a_finding(db: sqlite_utils.Database) -> None:

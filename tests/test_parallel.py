@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -220,6 +221,74 @@ def test_the_walks_files_are_weighed_from_its_arrays_as_one_by_one(tmp_path):
     listed = list(found)
     assert list(_reading_costs(listed)) == list(costs)  # not a FoundFiles: one by one
     assert isinstance(found, FoundFiles)
+
+
+def test_each_shard_is_merged_while_the_workers_write_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_parts: None
+):
+    """The first shard is appended to the index before the last is written: the
+    last share waits for a file that this process makes once it has merged one."""
+    flag = tmp_path / "merged"
+    merge = parallel._merge
+
+    def merging(db: sqlite_utils.Database, shard: str, tables: list[str]) -> None:
+        merge(db, shard, tables)
+        flag.touch()
+
+    monkeypatch.setattr(parallel, "_merge", merging)
+    db = sqlite_utils.Database(tmp_path / "index.db")
+    create_tables(db)
+    items = [f"item-{n}" for n in range(40)] + [f"after:{flag}"]
+    parallel.run_sharded(db, items, write_keys, ["build_info"], jobs=2)
+    rows = {r["key"]: r["value"] for r in db["build_info"].rows}
+    assert rows[f"after:{flag}"] == "after"  # "never": the shards waited for each other
+    assert [r["key"] for r in db["build_info"].rows] == items  # and in order
+
+
+def test_a_full_build_starts_its_workers_server_while_it_walks(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The worker server imports what workers need during the walk, once the walk
+    has found enough files for workers; a build of fewer files starts none."""
+    import inspect
+
+    from labnote_index.index import build
+
+    started: list[bool] = []  # for each start: whether the walk called it
+
+    def start() -> None:
+        started.append(any(frame.function == "_walk" for frame in inspect.stack()))
+
+    monkeypatch.setattr(build, "start_workers_early", start)
+    monkeypatch.setattr(build, "MIN_PART", 5)
+    build_index(repo.root, tmp_path / "two.db", jobs=2)
+    assert started == [True]
+    started.clear()
+    repo.edit(repo.first("registry/packets/*/*.json"), notes="edited")
+    again = build_index(repo.root, tmp_path / "two.db", jobs=2)  # walked, a file read
+    assert again.incremental and again.reread == 1
+    build_index(repo.root, tmp_path / "one.db", jobs=1)
+    monkeypatch.setattr(build, "MIN_PART", 10_000)
+    build_index(repo.root, tmp_path / "few.db", jobs=2)
+    assert started == []
+
+
+def test_the_walk_says_once_when_it_has_found_that_many_files(tmp_path: Path):
+    from labnote_index.read.discover import discover
+
+    for rel in ["registry/packets/a.json", "registry/packets/b.json", "docs/c.md"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("{}")
+    total = len(discover(tmp_path))
+    assert total == 3
+    for many, told in [(1, 1), (total, 1), (total + 1, 0)]:  # the last file counts
+        calls: list[int] = []
+        discover(tmp_path, when_many=(many, partial(calls.append, 1)))
+        assert len(calls) == told, many
+    entered: list[str] = []
+    seen: list[int] = []  # directories entered when told: before the walk's end
+    discover(tmp_path, entered.append, when_many=(1, lambda: seen.append(len(entered))))
+    assert seen and seen[0] < len(entered)
 
 
 def test_shares_need_a_weight_for_each_item():

@@ -205,9 +205,12 @@ def build_index(
     elif changes is not None:
         found = FoundFiles()  # git said what changed: no walk
     else:
-        found = discover(repo, sandbox.entered, exclude)
+        # Enough files for workers: their server is started as soon as the walk
+        # has found that many, so that it imports what they need meanwhile.
+        many = (2 * MIN_PART, start_workers_early) if jobs > 1 and not incremental else None
+        found = discover(repo, sandbox.entered, exclude, many)
     PHASES.mark("walk")
-    if jobs > 1 and not incremental and len(found) >= 2 * MIN_PART:
+    if files and jobs > 1 and len(found) >= 2 * MIN_PART:  # named, not walked
         start_workers_early()  # it imports what they need while this process starts
     checks = check_fingerprint if check is not None else None
     build = _Build(

@@ -5,8 +5,9 @@ build with many files to read cuts them into contiguous chunks, a few more
 than there are processes so that none waits long for another: this process
 writes the first chunk straight into the index while a pool of workers writes
 the others, each into a shard database of its own (the same tables, through
-sqlite-utils). The shards are then appended to the index in chunk order with
-``INSERT ... SELECT``, so every row, and every row id, is what one process
+sqlite-utils). The shards are appended to the index in chunk order with
+``INSERT ... SELECT``, each as soon as this process has written its own chunk
+and the shard is done, so every row, and every row id, is what one process
 working through the files in order would have written.
 
 Workers are started by ``forkserver`` where there is one (Linux: forking this
@@ -157,11 +158,12 @@ def run_sharded(
                 for shard, chunk in zip(shards, chunks[1:], strict=True)
             ]
             write(db, chunks[0], advance)
-            for future in futures:  # progress is reported from this thread only
+            # Each shard is appended as soon as it is written, in chunk order,
+            # while the workers write the rest: only the last waits for them all.
+            for future, shard in zip(futures, shards, strict=True):
                 done = _result(future)
-                if advance:
+                if advance:  # progress is reported from this thread only
                     advance(done)
-            for shard in shards:
                 _merge(db, shard, tables)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)

@@ -220,6 +220,7 @@ def discover(
     repo: Path,
     entered: Callable[[str], None] | None = None,
     excluded: Callable[[str], bool] | None = None,
+    when_many: tuple[int, Callable[[], object]] | None = None,
 ) -> FoundFiles:
     """Every file of the repository that the index accounts for, in path order.
 
@@ -230,9 +231,13 @@ def discover(
     Directories are walked with a stack, not recursion: nesting is the
     repository's to choose. A path ``excluded`` says yes to (a file, or a
     directory and all it holds) is left out, as if it were not there.
+    ``when_many`` (a count, a call) is called once, as soon as the walk has found
+    that many files (a full build starts its workers' server then, so that the
+    server has its imports done when the read begins).
     """
     found = FoundFiles()
-    _walk(found, [(str(repo), "", False)], os.path.realpath(repo), entered, excluded)
+    root = os.path.realpath(repo)
+    _walk(found, [(str(repo), "", False)], root, entered, excluded, when_many)
     return found.sorted()  # by path: no two files share one
 
 
@@ -321,10 +326,12 @@ def _walk(
     root: str,
     entered: Callable[[str], None] | None,
     excluded: Callable[[str], bool] | None,
+    when_many: tuple[int, Callable[[], object]] | None = None,
 ) -> None:
     """Walk the directories ``pending`` (each: its path, its repository-relative
     name with a "/", whether it is in the registry) and all below them."""
     while pending:
+        when_many = _tell_many(found, when_many)
         directory, rel_top, in_registry = pending.pop()
         if entered:
             entered(rel_top[:-1])
@@ -351,6 +358,18 @@ def _walk(
                         found.append_stat(rel, classify(rel), entry.stat(follow_symlinks=False))
                     except OSError:  # gone since the listing: the loader says so
                         found.append(DiscoveredFile(rel, classify(rel)))
+    _tell_many(found, when_many)
+
+
+def _tell_many(
+    found: FoundFiles, when_many: tuple[int, Callable[[], object]] | None
+) -> tuple[int, Callable[[], object]] | None:
+    """Call ``when_many``'s call if the walk has found that many files; what is
+    still to be told (None once told)."""
+    if when_many is not None and len(found) >= when_many[0]:
+        when_many[1]()
+        return None
+    return when_many
 
 
 def _listed(name: str, in_registry: bool, is_link: bool) -> bool:
