@@ -33,6 +33,7 @@ from .index import registry_views as views_
 from .index.build import BuildResult, build_index
 from .index.cache import cache_index as cache_index  # the façade's, for check --cache
 from .index.index_file import as_database, check_index_path, index_damage, indexed_repository
+from .index.parallel import default_jobs
 from .index.tempfiles import temporary_directory
 from .progress import Progress
 from .read.paths import path_inside
@@ -198,7 +199,8 @@ def check(
     target = Path(db_or_repo)
     if not target.is_dir():
         index = open_index(target)
-        catalogue_.run_checks(index, settings=settings or stored_settings(index))
+        threads = default_jobs() if jobs is None else jobs
+        catalogue_.run_checks(index, settings=settings or stored_settings(index), threads=threads)
         return findings(target)
     with index_file(db) as db_path:
         if base is not None or head is not None:

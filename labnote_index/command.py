@@ -217,7 +217,8 @@ def build_options(func):
         "--jobs",
         type=click.IntRange(min=1),
         help="Processes to share the reading among when there are thousands of files "
-        "to read (default: the cores available, up to 4).",
+        "to read, and threads to share the checks' queries among on a large index "
+        "(default: the cores available, up to 4).",
     )(func)
     func = click.option(
         "--enforce-layout",

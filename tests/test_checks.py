@@ -870,3 +870,151 @@ def test_the_validation_kinds_are_the_catalogues_whatever_the_index_held(tmp_pat
     assert [
         r[0] for r in db.execute("SELECT rowid FROM validation_checks ORDER BY rowid")
     ] == rowids
+
+
+# ---- the catalogue's queries shared among connections (rows_of)
+
+
+def _numbers_db(path: Path, rows: int) -> sqlite_utils.Database:
+    db = sqlite_utils.Database(path)
+    db["numbers"].insert_all({"n": n, "pad": "x" * 200} for n in range(rows))
+    return db
+
+
+def _counting_connections(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    from labnote_index.checks import catalogue
+
+    opened: list[int] = []
+    real = catalogue.read_only_connection
+
+    def counted(path: Any, check_same_thread: bool = True) -> Any:
+        opened.append(1)
+        return real(path, check_same_thread=check_same_thread)
+
+    monkeypatch.setattr(catalogue, "read_only_connection", counted)
+    return opened
+
+
+def test_queries_shared_among_threads_answer_as_one_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from labnote_index.checks import catalogue
+
+    db = _numbers_db(tmp_path / "n.db", 2000)
+    pages = db.execute("PRAGMA page_count").fetchone()[0]
+    queries = [(f"SELECT n FROM numbers WHERE n % {k} = 0 ORDER BY n", {}) for k in range(1, 40)]
+    alone = catalogue.rows_of(db, queries, threads=1)
+    opened = _counting_connections(monkeypatch)
+    monkeypatch.setattr(catalogue, "SHARED_FROM_PAGES", pages)  # the boundary: shared
+    assert catalogue.rows_of(db, queries, threads=3) == alone
+    assert len(opened) == 2  # two more connections, each in a thread
+    assert [len(rows) for rows in alone] == [len(range(0, 2000, k)) for k in range(1, 40)]
+    opened.clear()
+    monkeypatch.setattr(catalogue, "SHARED_FROM_PAGES", pages + 1)  # one page short
+    assert catalogue.rows_of(db, queries, threads=3) == alone
+    assert opened == []
+    monkeypatch.setattr(catalogue, "SHARED_FROM_PAGES", 0)
+    assert catalogue.rows_of(db, queries, threads=1) == alone
+    assert opened == []  # one thread: no other connection
+    assert catalogue.rows_of(db, queries[:1], threads=3) == alone[:1]
+    assert opened == []  # one query: nothing to share
+    db.execute("BEGIN")
+    db.execute("INSERT INTO numbers (n) VALUES (-1)")  # uncommitted: unseen by others
+    assert db.conn.in_transaction
+    assert catalogue.rows_of(db, queries[:1], threads=3)[0][0] == {"n": -1}
+    assert catalogue.rows_of(db, queries, threads=3)[0][0] == {"n": -1}
+    assert opened == []
+    memory = sqlite_utils.Database(memory=True)
+    assert catalogue.rows_of(memory, [("SELECT 1 AS one", {})] * 3, threads=3) == [[{"one": 1}]] * 3
+    assert opened == []  # no file to share
+
+
+def test_a_failing_query_among_threads_raises_and_stops_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import sqlite3
+
+    from labnote_index.checks import catalogue
+
+    db = _numbers_db(tmp_path / "n.db", 2000)
+    monkeypatch.setattr(catalogue, "SHARED_FROM_PAGES", 0)
+    good = ("SELECT count(*) AS c FROM numbers", {})
+    queries = [good] * 20 + [("SELECT * FROM nowhere", {})] + [good] * 20
+    with pytest.raises(sqlite3.OperationalError, match="no such table: nowhere"):
+        catalogue.rows_of(db, queries, threads=2)
+    assert catalogue.rows_of(db, [good], threads=2) == [[{"c": 2000}]]  # db still usable
+
+
+def test_a_build_checks_with_as_many_connections_as_jobs(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The findings of a build whose checks share three connections are those of
+    one connection's, row for row; ``--jobs 1`` opens no other."""
+    from labnote_index.api import build
+    from labnote_index.checks import catalogue
+
+    repo.write("registry/packets/2025/20250301-broken.json", "{")
+    repo.edit(repo.first("registry/messages/*/*.json"), reply_to="MSG-20990101-000000-nowhere")
+    monkeypatch.setattr(catalogue, "SHARED_FROM_PAGES", 0)
+    opened = _counting_connections(monkeypatch)
+    build(repo.root, tmp_path / "one.db", jobs=1)
+    assert opened == []
+    build(repo.root, tmp_path / "three.db", jobs=3)
+    assert len(opened) == 2
+    columns = "[check], severity, record_id, file, field, message, line, [column], identity"
+    one, three = (
+        sqlite_utils.Database(tmp_path / name)
+        .execute(f"SELECT {columns} FROM findings ORDER BY id")
+        .fetchall()
+        for name in ("one.db", "three.db")
+    )
+    assert len(one) >= 2 and three == one
+    from labnote_index.api import check
+
+    opened.clear()
+    again = check(tmp_path / "three.db", jobs=2)  # an index's checks run again
+    assert len(opened) == 1 and len(again) == len(one)
+    check(tmp_path / "three.db", jobs=1)
+    assert len(opened) == 1
+
+
+def test_the_first_failure_stops_the_other_threads_queries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Once a query fails, no thread starts another, and one under way is
+    interrupted (each connection counts, in a function of its own, the rows
+    its queries reached)."""
+    import sqlite3
+    import time
+
+    from labnote_index.checks import catalogue
+
+    db = _numbers_db(tmp_path / "n.db", 10)
+    monkeypatch.setattr(catalogue, "SHARED_FROM_PAGES", 0)
+    ticks: list[int] = []
+    later: list[int] = []
+
+    def wait() -> int:
+        time.sleep(0.2)  # the long query is under way by then
+        return 1
+
+    def functions(conn: sqlite3.Connection) -> sqlite3.Connection:
+        conn.create_function("tick", 0, lambda: ticks.append(1) or 1)
+        conn.create_function("wait", 0, wait)
+        conn.create_function("later", 0, lambda: later.append(1) or 1)
+        return conn
+
+    real = catalogue.read_only_connection
+    monkeypatch.setattr(catalogue, "read_only_connection", lambda *a, **k: functions(real(*a, **k)))
+    functions(db.conn)
+    rows = 5_000_000
+    long = (
+        f"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {rows}) "
+        "SELECT count(tick()) AS n FROM c",
+        {},
+    )
+    failing = ("SELECT json(CASE WHEN wait() THEN '{' END)", {})
+    with pytest.raises(sqlite3.OperationalError, match="malformed JSON"):
+        catalogue.rows_of(db, [long, failing] + [("SELECT later()", {})] * 30, threads=2)
+    assert len(ticks) < rows  # interrupted
+    assert later == []  # and none of the thirty began

@@ -144,7 +144,8 @@ def build_index(
     a full build). ``full`` forces a full build of an existing index.
     ``progress`` is told how many files will be read and how many are done
     (silent by default). ``jobs`` is the most processes to read with (default:
-    the cores available, up to four). ``check`` runs over the new index before
+    the cores available, up to four), and the most threads ``check`` may
+    query with. ``check`` runs over the new index before
     it replaces the old one: the façade passes the check catalogue, so that an
     index is never without its findings (the build itself knows no checks),
     and ``check_fingerprint``, which changes when the checks do: an index of an
@@ -356,7 +357,7 @@ class _Build:
                 # they depend on changed (record-scoped checks, unchanged files).
                 kept = incremental and checked_by == self.check_fingerprint
                 PHASES.mark("views")
-                self.check(db, changed=changed if kept else None)
+                self.check(db, changed=changed if kept else None, threads=self.jobs)
                 PHASES.mark("checks")
             row = {"key": "settings", "value": json.dumps(self.settings)}
             db.table("build_info").insert(row, replace=True)

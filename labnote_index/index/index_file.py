@@ -36,9 +36,14 @@ def as_database(
     return sqlite_utils.Database(target, execute_plugins=False)
 
 
-def read_only_connection(path: Path | str) -> sqlite3.Connection:
+def database_file(db: sqlite_utils.Database) -> str:
+    """The file of a database's main schema ("" for one in memory)."""
+    return db.execute("PRAGMA database_list").fetchone()[2]
+
+
+def read_only_connection(path: Path | str, check_same_thread: bool = True) -> sqlite3.Connection:
     """A connection to ``path`` that cannot write, nor create the file."""
-    return sqlite3.connect(read_only_uri(path), uri=True)
+    return sqlite3.connect(read_only_uri(path), uri=True, check_same_thread=check_same_thread)
 
 
 def read_only_uri(path: Path | str) -> str:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, TypeVar
 import sqlite_utils
 
 from ..errors import WorkerError
-from .index_file import as_database
+from .index_file import as_database, database_file
 from .schema import create_tables
 from .tempfiles import owner_alive, temporary_directory
 
@@ -288,8 +288,3 @@ def _merge(db: sqlite_utils.Database, shard: str, tables: Sequence[str]) -> None
                 )
     finally:
         db.execute("DETACH DATABASE shard")
-
-
-def database_file(db: sqlite_utils.Database) -> str:
-    """The file of a database's main schema ("" for one in memory)."""
-    return db.execute("PRAGMA database_list").fetchone()[2]
