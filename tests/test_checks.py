@@ -944,6 +944,12 @@ def test_a_failing_query_among_threads_raises_and_stops_them(
         catalogue.rows_of(db, queries, threads=2)
     assert catalogue.rows_of(db, [good], threads=2) == [[{"c": 2000}]]  # db still usable
 
+    def unopenable(*args: Any, **kwargs: Any) -> Any:
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(catalogue, "read_only_connection", unopenable)
+    assert catalogue.rows_of(db, [good] * 3, threads=2) == [[{"c": 2000}]] * 3  # alone
+
 
 def test_a_build_checks_with_as_many_connections_as_jobs(
     repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

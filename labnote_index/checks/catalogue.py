@@ -393,20 +393,26 @@ def rows_of(
     try:
         for _ in range(threads - 1):
             helpers.append(read_only_connection(path, check_same_thread=False))
-        started = [threading.Thread(target=answer, args=(c,), daemon=True) for c in helpers]
-        for thread in started:
+    except sqlite3.Error:  # none to share with: this connection answers alone
+        for conn in helpers:
+            conn.close()
+        return [list(db.query(sql, params)) for sql, params in queries]
+    started: list[threading.Thread] = []
+    try:
+        for conn in helpers:
+            thread = threading.Thread(target=answer, args=(conn,), daemon=True)
             thread.start()
-        try:
-            answer(db.conn)
-        except BaseException as exc:  # between two queries
-            stop(exc)
+            started.append(thread)
+        answer(db.conn)
+    except BaseException as exc:  # a thread that could not start; Ctrl-C between queries
+        stop(exc)
+    finally:
         for thread in started:
             while thread.is_alive():  # a connection is closed only once no query runs on it
                 try:
                     thread.join()
                 except BaseException as exc:  # Ctrl-C while waiting
                     stop(exc)
-    finally:
         for conn in helpers:
             conn.close()
     if failed:
