@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import pytest
 import sqlite_utils
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from labnote_index.api import build as build_index
-from labnote_index.index.cycles import on_cycles
+from labnote_index.index.cycles import on_cycles, store_cycles
+from labnote_index.index.schema import create_indexes, create_lookup_indexes, create_tables
 
 from .helpers import Repo
 
@@ -76,3 +79,42 @@ def test_an_incremental_build_writes_each_cycle_once(repo: Repo):
         ("derivative_of", f) for f in (first, second, third, fourth)
     )
     assert {r[2] for r in rows} == {1, 2} and {r[2] for r in rows if r[1] == second} == {one}
+
+
+# An edge: its source, its target (None: unresolved), and its relationship.
+edge = st.tuples(
+    st.integers(0, 7), st.one_of(st.none(), st.integers(0, 7)), st.sampled_from(["r", "d", "i"])
+)
+
+
+@given(st.lists(edge, max_size=30))
+# Replies and a derivation between them make a cycle of neither relationship,
+# though each of those edges has a reply leading in and a reply leading on.
+@example([(0, 1, "d"), (1, 2, "r"), (2, 0, "r"), (3, 1, "r"), (0, 4, "r")])
+@example([(0, 1, "r"), (1, 0, "r"), (1, None, "r"), (0, 0, "d")])  # and a cycle of each
+def test_the_edges_left_out_before_tarjan_lie_on_no_cycle(edges: list[tuple]):
+    """store_cycles, which leaves out in SQL the edges that cannot lie on a cycle,
+    finds each relationship's cycles as Tarjan finds them over all its resolved
+    edges: an unresolved reference, or another relationship's edge, never keeps
+    one in."""
+    db = sqlite_utils.Database(memory=True)
+    create_tables(db)
+    create_lookup_indexes(db)
+    create_indexes(db, browsable=False)
+    name = {"r": "reply_to", "d": "derivative_of", "i": "input_packets"}
+    for source, target, kind in edges:
+        to = None if target is None else f"n{target}"
+        if kind == "i":
+            db["input_packets"].insert({"consumer": f"n{source}", "upstream": to})
+        else:
+            row = {"source_file": f"n{source}", "field": name[kind], "target_file": to}
+            db["refs"].insert(row)
+    store_cycles(db)
+    for kind, relation in name.items():
+        resolved = [(f"n{s}", f"n{t}") for s, t, k in edges if k == kind and t is not None]
+        expected = {frozenset(c) for c in on_cycles(resolved)}
+        stored: dict[int, set[str]] = {}
+        for row in db["cycle_members"].rows_where("relation = ?", [relation]):
+            stored.setdefault(row["cycle"], set()).add(row["node"])
+        assert {frozenset(c) for c in stored.values()} == expected, relation
+        assert len(stored) == len(expected)  # each cycle once

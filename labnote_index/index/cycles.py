@@ -4,7 +4,8 @@ A cycle in reply_to, derivative_of or input_packets cannot be found in SQL in
 linear time: a recursive query that walks from every record is quadratic in a
 long thread (3,000 messages: a minute). Strongly connected components can:
 Tarjan's algorithm visits each edge once. It runs here over the resolved
-edges, iteratively (a chain is as long as a repository makes it), and writes
+edges that can lie on a cycle (``edges_sql``), iteratively (a chain is as long
+as a repository makes it), and writes
 ``cycle_members``; the cycle checks are plain SELECTs over that table.
 """
 
@@ -14,14 +15,34 @@ from collections.abc import Iterable
 
 import sqlite_utils
 
-# Each relationship's resolved edges, from a record (or packet) to what it names.
-EDGES = {
-    "reply_to": "SELECT source_file, target_file FROM refs "
-    "WHERE field = 'reply_to' AND target_file IS NOT NULL",
-    "derivative_of": "SELECT source_file, target_file FROM refs "
-    "WHERE field = 'derivative_of' AND target_file IS NOT NULL",
-    "input_packets": "SELECT consumer, upstream FROM input_packets WHERE upstream IS NOT NULL",
+# Each relationship's resolved edges, from a record (or packet) to what it names:
+# its table, the source and target columns, and which of the table's rows
+# ({t} is the row's alias) are the relationship's.
+RELATIONS = {
+    "reply_to": ("refs", "source_file", "target_file", "{t}.field = 'reply_to'"),
+    "derivative_of": ("refs", "source_file", "target_file", "{t}.field = 'derivative_of'"),
+    "input_packets": ("input_packets", "consumer", "upstream", "1"),
 }
+
+
+def edges_sql(table: str, source: str, target: str, which: str) -> str:
+    """The SELECT of a relationship's resolved edges that can lie on a cycle. An
+    edge does only where an edge leads into its source and one leads on from
+    its target; one round of pruning in SQL, through the indexes on both
+    columns, leaves Tarjan a fraction of the edges (a thread's first and last
+    replies, a lineage's ends), and what it leaves out lies on no cycle, so
+    the cycles are the same."""
+    return (
+        f"SELECT e.{source}, e.{target} FROM {table} e "
+        f"WHERE {which.format(t='e')} AND e.{target} IS NOT NULL "
+        f"AND EXISTS (SELECT 1 FROM {table} i "
+        f"WHERE i.{target} = e.{source} AND {which.format(t='i')}) "
+        f"AND EXISTS (SELECT 1 FROM {table} o "
+        f"WHERE o.{source} = e.{target} AND o.{target} IS NOT NULL AND {which.format(t='o')})"
+    )
+
+
+EDGES = {relation: edges_sql(*parts) for relation, parts in RELATIONS.items()}
 
 
 def on_cycles(edges: Iterable[tuple[str, str]]) -> list[list[str]]:
