@@ -27,11 +27,11 @@ RELATIONS = {
 
 def edges_sql(table: str, source: str, target: str, which: str) -> str:
     """The SELECT of a relationship's resolved edges that can lie on a cycle. An
-    edge does only where an edge leads into its source and one leads on from
-    its target; one round of pruning in SQL, through the indexes on both
-    columns, leaves Tarjan a fraction of the edges (a thread's first and last
-    replies, a lineage's ends), and what it leaves out lies on no cycle, so
-    the cycles are the same."""
+    edge can only where an edge of the same relationship leads into its source
+    and one leads on from its target. This one round of pruning in SQL, through
+    the indexes on both columns, leaves out a thread's first and last replies
+    and a lineage's ends, so Tarjan gets a fraction of the edges; what it
+    leaves out lies on no cycle, so the cycles are the same."""
     return (
         f"SELECT e.{source}, e.{target} FROM {table} e "
         f"WHERE {which.format(t='e')} AND e.{target} IS NOT NULL "
