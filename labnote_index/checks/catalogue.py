@@ -358,19 +358,20 @@ def rows_of(
     connections would not see it), and not a small one. The first query to
     fail stops the others, and is raised."""
     path = database_file(db)
-    if (
-        threads < 2
-        or len(queries) < 2
-        or not path
-        or db.conn.in_transaction
-        or db.execute("PRAGMA page_count").fetchone()[0] < SHARED_FROM_PAGES
-    ):
+    shareable = (
+        threads > 1
+        and len(queries) > 1
+        and path
+        and not db.conn.in_transaction
+        and db.execute("PRAGMA page_count").fetchone()[0] >= SHARED_FROM_PAGES
+    )
+    helpers = _read_only_connections(path, threads - 1) if shareable else []
+    if not helpers:  # this connection answers alone
         return [list(db.query(sql, params)) for sql, params in queries]
     answers: list[list[dict[str, Any]]] = [[] for _ in queries]
     failed: list[BaseException] = []  # the first to fail is raised; it stops the others
     lock = threading.Lock()
     pending = iter(range(len(queries)))
-    helpers: list[sqlite3.Connection] = []
 
     def stop(exc: BaseException) -> None:
         failed.append(exc)
@@ -390,13 +391,6 @@ def rows_of(
             except BaseException as exc:  # Ctrl-C too
                 stop(exc)
 
-    try:
-        for _ in range(threads - 1):
-            helpers.append(read_only_connection(path, check_same_thread=False))
-    except sqlite3.Error:  # none to share with: this connection answers alone
-        for conn in helpers:
-            conn.close()
-        return [list(db.query(sql, params)) for sql, params in queries]
     started: list[threading.Thread] = []
     try:
         for conn in helpers:
@@ -418,6 +412,20 @@ def rows_of(
     if failed:
         raise failed[0]
     return answers
+
+
+def _read_only_connections(path: str, count: int) -> list[sqlite3.Connection]:
+    """``count`` read-only connections to ``path``, any thread's to use; none
+    when one cannot be opened."""
+    opened: list[sqlite3.Connection] = []
+    try:
+        for _ in range(count):
+            opened.append(read_only_connection(path, check_same_thread=False))
+    except sqlite3.Error:
+        for conn in opened:
+            conn.close()
+        return []
+    return opened
 
 
 # A finding's identity, the one definition that `check --base` and `--new-only`
