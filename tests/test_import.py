@@ -361,6 +361,68 @@ def test_huge_file_is_accounted_for_but_not_read(repo: Repo):
     assert len(row["sha256"]) == 64
 
 
+def _reads_counted(
+    monkeypatch: pytest.MonkeyPatch, grow: tuple[Path, bytes] | None = None, short: bool = False
+):
+    """os.read counted (the real one called); with ``grow`` (a file, bytes), the
+    file has the bytes appended just before the first read: after its fstat.
+    ``short``: the first read gives half of what it is asked for, as one cut
+    short by a signal does."""
+    real, calls = os.read, []
+
+    def counted(fd: int, n: int) -> bytes:
+        first = not calls
+        if grow is not None and first:
+            with grow[0].open("ab") as handle:
+                handle.write(grow[1])
+        calls.append(n)
+        return real(fd, n // 2 if short and first else n)
+
+    monkeypatch.setattr(os, "read", counted)
+    return calls
+
+
+@pytest.mark.parametrize("size", [0, 1, 700, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 2 << 20])
+def test_a_file_at_its_fstat_size_is_read_whole_in_as_few_reads_as_it_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+):
+    from labnote_index.read.parse import MAX_RECORD_BYTES, hash_file, read_record_file
+
+    data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    path = tmp_path / "file.json"
+    path.write_bytes(data)
+    calls = _reads_counted(monkeypatch)
+    hashed = hash_file(path, keep_up_to=max(size, 1))
+    # The read of nothing that would only confirm the end is not made; a file of
+    # exactly the chunk size needs it, as one of nothing needs its one read.
+    chunks = max(1, -(-size // (1 << 20)))
+    assert len(calls) == chunks + (size > 0 and size % (1 << 20) == 0)
+    assert (hashed.size, hashed.content) == (size, data)
+    assert hashed.sha256 == hashlib.sha256(data).hexdigest()
+    calls.clear()
+    parsed = read_record_file(path)
+    assert size > MAX_RECORD_BYTES or len(calls) == 1
+    assert (parsed.size, parsed.sha256) == (size, hashlib.sha256(data).hexdigest())
+
+
+@pytest.mark.parametrize("size", [10, 1 << 20, 2 << 20])
+@pytest.mark.parametrize("how", ["grown since its fstat", "its first read cut short"])
+def test_a_file_is_read_to_its_end_when_a_read_stops_short_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, how: str
+):
+    from labnote_index.read.parse import hash_file, read_record_file
+
+    path = tmp_path / "file.json"
+    grown = how.startswith("grown")
+    for read in (hash_file, read_record_file):
+        path.write_bytes(b"a" * size)
+        _reads_counted(monkeypatch, grow=(path, b"grown") if grown else None, short=not grown)
+        got = read(path)
+        monkeypatch.undo()
+        whole = b"a" * size + (b"grown" if grown else b"")
+        assert (got.size, got.sha256) == (len(whole), hashlib.sha256(whole).hexdigest())
+
+
 def test_symlink_outside_repository_is_not_followed(repo: Repo, tmp_path: Path):
     secret = tmp_path / "secret.json"
     secret.write_text('{"record_type": "packet", "notes": "outside"}')
