@@ -20,7 +20,7 @@ from labnote_index.cli import cli
 from labnote_index.index.sql_views import FTS_COLUMNS
 from labnote_index.read.paths import RACY_NS
 
-from .helpers import Repo, content
+from .helpers import Repo, content, git
 
 
 def assert_same_as_full(repo: Repo, tmp_path: Path) -> None:
@@ -211,6 +211,52 @@ def test_builds_import_only_what_they_use(repo: Repo):
     full, nothing_to_do = loaded
     assert "datasette" not in full and "uvicorn" not in full and "pydantic" in full
     assert nothing_to_do == "[]"
+
+
+# Run as a build in a process of its own: each git_state call (a full build's,
+# in a thread of the pool, then an incremental one's, in this process's only
+# thread) says as it returns whether the module reading needs is imported.
+_WHILE_GIT = """
+import sys, threading
+from labnote_index.index import build
+asked, jobs = build.git_state, sys.argv[3]
+def git_state(*args):
+    found = asked(*args)
+    if threading.current_thread() is threading.main_thread():
+        loaded = hasattr(sys.modules.get("labnote_index.index.rows"), "FileLoader")
+        print("imported" if loaded else "not-imported", threading.active_count())
+    return found
+build.git_state = git_state
+from labnote_index.cli import cli
+sys.argv = ["labnote-index", "build", sys.argv[1], "--db", sys.argv[2], "--jobs", jobs]
+try:
+    cli()
+except SystemExit:
+    pass
+print("pydantic" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_build_in_a_work_tree_imports_the_record_models_while_git_answers(repo: Repo, jobs: str):
+    """An incremental build in a work tree asks git what changed first, and with a
+    second core to use imports what reading needs meanwhile (pydantic and the
+    record models), in a thread that is done when git's answer is (no thread
+    left); with ``--jobs 1``, a build that finds nothing changed imports neither
+    (nor one outside a work tree: test_builds_import_only_what_they_use)."""
+    import subprocess
+    import sys
+
+    git(repo.root, "init", "-q")
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "all")
+    args = [sys.executable, "-c", _WHILE_GIT, str(repo.root), str(repo.db_path), jobs]
+    subprocess.run(args, capture_output=True, check=True)  # the full build
+    said = subprocess.run(args, capture_output=True, text=True, check=True).stdout.split()
+    if jobs == "1":
+        assert said == ["not-imported", "1", "False"]
+    else:
+        assert said == ["imported", "1", "True"]
 
 
 @pytest.mark.parametrize("racy", [False, True], ids=["by-change-time", "racily-clean"])

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import sqlite_utils
@@ -119,11 +120,14 @@ def _compared(found: Sequence[DiscoveredFile], stored: Iterable[Any], sandbox: S
     return to_read, removed
 
 
-def git_state(sandbox: Sandbox) -> WorkTreeState | None:
-    """What git says of the repository now, where it can say it for every file."""
+def git_state(
+    sandbox: Sandbox, meanwhile: AbstractContextManager[object] | None = None
+) -> WorkTreeState | None:
+    """What git says of the repository now, where it can say it for every file
+    (``meanwhile``: entered while git works it out, see work_tree_state)."""
     if os.path.islink(sandbox.path("registry")):
         return None  # git tracks the link, not what the walk reads behind it
-    return work_tree_state(sandbox.root)
+    return work_tree_state(sandbox.root, meanwhile)
 
 
 def changes_by_git(

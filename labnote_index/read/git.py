@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,29 +120,33 @@ class WorkTreeState:
             return None
 
 
-def work_tree_state(root: Path) -> WorkTreeState | None:
+def work_tree_state(
+    root: Path, meanwhile: AbstractContextManager[object] | None = None
+) -> WorkTreeState | None:
     """What git says of ``root``'s files (see WorkTreeState), or None where it
     cannot say it for every file: not a work tree, no commit, no git, a warning
     (a directory it cannot read), or a file it is told to look away from
     (sparse checkout's skip-worktree, assume-unchanged) or a submodule (whose
-    files are another repository's)."""
+    files are another repository's). ``meanwhile`` is entered while ``git
+    status`` runs (in a work tree only), for work to do as this process waits."""
     try:
         where = run_git(root, "rev-parse", "--show-prefix", "--git-path", "index", "HEAD")
         if where.returncode != 0:
             return None
         prefix, index_path, head = where.stdout.decode("utf-8", "surrogateescape").split("\n")[:3]
         index_file = Path(root, index_path)
-        status = run_git(
-            root,
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--untracked-files=all",
-            "--ignored=matching",
-            "--no-renames",
-            "--",
-            ".",
-        )
+        with meanwhile or nullcontext():
+            status = run_git(
+                root,
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--untracked-files=all",
+                "--ignored=matching",
+                "--no-renames",
+                "--",
+                ".",
+            )
         if status.returncode != 0 or status.stderr.strip():
             return None
         st = os.stat(index_file)
