@@ -349,6 +349,46 @@ def test_a_file_changed_as_the_build_ran_is_looked_at_next_time(repo: Repo):
     assert db["build_info"].count_where("key = 'work_tree'") == 0
 
 
+def test_a_file_put_back_after_a_full_build_read_it_is_not_kept_stale(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A full build asks git beside its walk and waits for the answer before
+    it reads: a file read, then put back as HEAD has it before git looked at
+    it, would be called clean, and the next build would keep what was read
+    (its stored times, an hour old, do not say it changed as the build ran).
+    Here git looks only once the file was read, or half a second later, when
+    the walk has looked at the file already: its row keeps the times of the
+    file read (paths.as_read), not the walk's, which are those of the edit."""
+    import threading
+
+    from labnote_index.index import build, rows
+
+    committed(repo)
+    packet = _packet(repo)
+    as_head_has_it = (repo.root / packet).read_bytes()
+    repo.edit(packet, notes="not as HEAD has it")
+    aged(repo, since=time.time() - 600)
+    read, asked, was_read = rows.read_record_file, build.git_state, threading.Event()
+
+    def reading(path: str) -> object:
+        parsed = read(path)
+        if path.endswith(packet):
+            was_read.set()
+        return parsed
+
+    def git_state(*args: object) -> object:
+        was_read.wait(timeout=0.5)  # the build waits for git first: no read comes
+        (repo.root / packet).write_bytes(as_head_has_it)
+        return asked(*args)
+
+    monkeypatch.setattr(rows, "read_record_file", reading)
+    monkeypatch.setattr(build, "git_state", git_state)
+    build_index(repo.root, repo.db_path, full=True, jobs=1)
+    monkeypatch.undo()
+    assert repo.load(packet).get("notes") != "not as HEAD has it"
+    assert same_as_full(repo, tmp_path) == "git"
+
+
 def test_paths_named_are_found_as_the_walk_finds_them_and_once(repo: Repo):
     """discover_named: what the walk finds of these paths, each once, however
     they were named (a file twice, a file below a directory named too, a

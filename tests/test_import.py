@@ -423,6 +423,197 @@ def test_a_file_is_read_to_its_end_when_a_read_stops_short_of_it(
         assert (got.size, got.sha256) == (len(whole), hashlib.sha256(whole).hexdigest())
 
 
+_PACKET_DIR = "docs/workflow/roles/architect/reports/milestone-1/packet-v001"
+
+
+def _a_record(repo: Repo) -> tuple[str, str]:
+    return repo.first("registry/packets/*/*.json"), "files"
+
+
+def _a_manifest(repo: Repo) -> tuple[str, str]:
+    return f"{_PACKET_DIR}/handoff.manifest.json", "files"
+
+
+def _an_artifact_in_markdown(repo: Repo) -> tuple[str, str]:
+    return repo.load(repo.first("registry/packets/*/*.json"))["path"], "artifacts"
+
+
+def _markdown_in_a_run(repo: Repo) -> tuple[str, str]:
+    for n in range(70):  # more than a run (MARKDOWN_RUN) in one directory
+        repo.write(f"notes/n{n:03}.md", f"# note {n}\n")
+    return "notes/n010.md", "files"
+
+
+def _a_stray_file(repo: Repo) -> tuple[str, str]:
+    return repo.write("registry/packets/2025/notes.txt", "kept beside the records\n"), "files"
+
+
+def _the_registry_readme(repo: Repo) -> tuple[str, str]:
+    return repo.write("registry/README.md", "# Registry\n"), "files"
+
+
+def _an_artifact_not_markdown(repo: Repo) -> tuple[str, str]:
+    repo.edit(repo.first("registry/packets/*/*.json"), path="datadrops/2025/table.txt")
+    return repo.write("datadrops/2025/table.txt", "a, b\n"), "artifacts"
+
+
+def _a_packet_file(repo: Repo) -> tuple[str, str]:
+    return repo.write(f"{_PACKET_DIR}/table.csv", "a,b\n"), "handoff_files"
+
+
+CHANGED_AFTER_ITS_LOOK = [
+    _a_record,
+    _a_manifest,
+    _an_artifact_in_markdown,
+    _markdown_in_a_run,
+    _a_stray_file,
+    _the_registry_readme,
+    _an_artifact_not_markdown,
+    _a_packet_file,
+]
+
+
+@pytest.mark.parametrize("chosen", CHANGED_AFTER_ITS_LOOK, ids=lambda f: f.__name__[1:])
+def test_a_file_changed_after_its_look_is_stored_as_it_was_read(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch, chosen
+):
+    """A file rewritten in place between the look that listed it (the walk's,
+    or a packet directory's) and its read is stored with the times of the file
+    read, as its content is (paths.as_read): the walk's times with the new
+    content would be a row git vouches for while the file stays as HEAD has it."""
+    from labnote_index.read import parse
+
+    path, table = chosen(repo)
+    full = str(repo.root / path)
+    size = (repo.root / path).stat().st_size
+    real, opened = parse.open_regular, []
+
+    def rewritten_first(where: str | Path, follow: bool = True):
+        if str(where) == full and not opened:
+            opened.append(where)
+            with open(full, "r+b") as handle:  # in place: the inode stays
+                handle.seek(0, os.SEEK_END)
+                handle.write(b"\n")
+            os.utime(full, ns=(10**18, 10**18 + 7))
+        return real(where, follow)
+
+    monkeypatch.setattr(parse, "open_regular", rewritten_first)
+    db = repo.index(jobs=1)
+    assert opened, f"{path} was not read"
+    now = os.stat(full)
+    column = "path" if table != "handoff_files" else "packet_dir || '/' || path"
+    stored = db.execute(
+        f"SELECT size, mtime_ns, inode FROM {table} WHERE {column} = ?", [path]
+    ).fetchall()
+    assert stored == [(size + 1, now.st_mtime_ns, now.st_ino)]
+
+
+def test_a_file_reached_through_a_symlink_keeps_the_links_times(repo: Repo):
+    """A record and an artifact that are symlinks inside the repository (a
+    Markdown file outside registry/ that is one is not listed) are stored with
+    the link's times and inode (what the walk and git see), not the target's
+    the read went through."""
+    from labnote_index.read.paths import storable_inode
+
+    packet = repo.first("registry/packets/*/*.json")
+    record = repo.write("registry/packets/2025/target.json", (repo.root / packet).read_text())
+    repo.write("notes/target.md", "# target\n")
+    repo.edit(packet, path="notes/artifact.md")
+    links = {
+        "registry/packets/2025/linked.json": ("files", "target.json"),
+        "notes/artifact.md": ("artifacts", "target.md"),
+    }
+    for link, (_, target) in links.items():
+        (repo.root / link).symlink_to(target)
+    for target in (record, "notes/target.md"):
+        os.utime(repo.root / target, ns=(10**18, 10**18 + 7))  # unlike any link's
+    db = repo.index(jobs=1)
+    for link, (table, _) in links.items():
+        seen = os.lstat(repo.root / link)
+        row = db.execute(
+            f"SELECT size, mtime_ns, inode FROM {table} WHERE path = ?", [link]
+        ).fetchone()
+        size = (repo.root / link).stat().st_size  # what was read, through the link
+        assert row == (size, seen.st_mtime_ns, storable_inode(seen.st_ino)), link
+
+
+def _swapped_for_a_symlink(full: str) -> None:
+    os.remove(full)
+    os.symlink("handoff.manifest.json", full)
+
+
+def _replaced_by_another_file(full: str) -> None:
+    with open(full + ".new", "w") as handle:
+        handle.write("c,d\n")
+    os.replace(full + ".new", full)  # another inode under the name listed
+
+
+@pytest.mark.parametrize("change", [_swapped_for_a_symlink, _replaced_by_another_file])
+def test_a_packet_file_changed_after_its_listing_is_not_read(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch, change
+):
+    """A packet file that, between its packet directory's listing and its read,
+    became a symlink or another file is an error row saying so (build again),
+    never read through what took its place."""
+    from labnote_index.read import parse
+
+    path = repo.write(f"{_PACKET_DIR}/table.csv", "a,b\n")
+    full = str(repo.root / path)
+    real, changed = parse.open_regular, []
+
+    def changed_first(where: str | Path, follow: bool = True):
+        if str(where) == full and not changed:
+            changed.append(where)
+            change(full)
+        return real(where, follow)
+
+    monkeypatch.setattr(parse, "open_regular", changed_first)
+    db = repo.index(jobs=1)
+    assert changed, f"{path} was not read"
+    stored = db.execute(
+        "SELECT sha256, size, error FROM handoff_files WHERE packet_dir = ? AND path = ?",
+        [_PACKET_DIR, "table.csv"],
+    ).fetchall()
+    assert stored == [(None, None, parse.read_error(parse.NotTheFileSeen()))]
+
+
+def test_a_markdown_artifact_swapped_for_a_symlink_is_not_read_through_it(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+):
+    """A Markdown file the walk listed that a record names, made a symlink
+    inside between the walk and the artifacts' read: its artifact row is the
+    symlink's, but its file row takes nothing from it (the target's hash, times
+    or links are another file's); it says the file changed as it was read.
+    (Git could not tell what it ignores: the loader left the file to be read
+    after the artifacts.)"""
+    from labnote_index.index import files, markdown_files
+    from labnote_index.read import parse
+
+    git(repo.root, "init", "-q")
+    monkeypatch.setattr(markdown_files, "git_ignored", lambda root, paths: None)
+    artifact = repo.load(repo.first("registry/packets/*/*.json"))["path"]
+    repo.write("notes/target.md", "# target\n\nSee [there](missing-there.md).\n")
+    full = str(repo.root / artifact)
+    real, swapped = files.hash_file, []
+
+    def swapping_first(where, *args, **kwargs):
+        if str(where) == full and not swapped:
+            swapped.append(where)
+            os.remove(full)
+            os.symlink(os.path.relpath(repo.root / "notes/target.md", Path(full).parent), full)
+        return real(where, *args, **kwargs)
+
+    monkeypatch.setattr(files, "hash_file", swapping_first)
+    db = repo.index(jobs=1)
+    assert swapped, f"{artifact} was not read"
+    row = db["artifacts"].get(artifact)
+    assert (row["status"], row["regular_file"]) == ("ok", 0)  # the look at the symlink
+    stored = db.execute("SELECT sha256, error FROM files WHERE path = ?", [artifact]).fetchall()
+    assert stored == [(None, parse.read_error(parse.NotTheFileSeen()))]
+    links = db.execute("SELECT target FROM markdown_links WHERE source_file = ?", [artifact])
+    assert links.fetchall() == []
+
+
 def test_symlink_outside_repository_is_not_followed(repo: Repo, tmp_path: Path):
     secret = tmp_path / "secret.json"
     secret.write_text('{"record_type": "packet", "notes": "outside"}')

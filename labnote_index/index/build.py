@@ -197,7 +197,7 @@ def build_index(
         if incremental:  # what changed is asked of git first
             # With a core to spare, what reading imports is imported as git works.
             work_tree = git_state(sandbox, imported_meanwhile(_READING) if jobs > 1 else None)
-        else:  # only kept for the next build: asked while this one walks and reads
+        else:  # only kept for the next build: asked while this one walks
             asked = ThreadPoolExecutor(1).submit(git_state, sandbox)
     changes, suspects = None, None
     if incremental and work_tree is not None:
@@ -311,6 +311,8 @@ class _Build:
             else:
                 create_tables(db)
                 to_read, removed = self.found, []
+            if self.asked is not None:  # git's look at each file comes before its read
+                self.work_tree, self.asked = self.asked.result(), None  # (changed.py)
             self.progress.start(len(to_read))
             loader = FileLoader(sandbox, self.settings["enforce_layout"], self.contract)
             tables = [table for table, _ in PER_FILE + PER_MANIFEST_DIR] + ["markdown_reads"]
@@ -375,8 +377,6 @@ class _Build:
             row = {"key": "contract", "value": json.dumps(governed)}
             db.table("build_info").insert(row, replace=True)
             # When, and from what: what a served page says of the index it shows.
-            if self.asked is not None:
-                self.work_tree, self.asked = self.asked.result(), None
             head = self.work_tree.head if self.work_tree else head_commit(self.sandbox.root)
             built = {"at": _now(), "commit": head}
             db.table("build_info").insert(

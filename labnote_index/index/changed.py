@@ -6,16 +6,21 @@ and blob ids, refreshed by ``git status``, with fsmonitor and the untracked
 cache where the user turned them on). A build in a work tree keeps what git
 said as it started (``build_info`` 'work_tree': HEAD, and the paths that were
 not as HEAD has them, with every file the build found changed while it ran);
-the next build asks git again. A path that was as HEAD has it then and is now,
-HEAD being the same commit (or the path unchanged between the two), holds
-what it held: only the others are looked at, exactly as the walk looks at
-every file. The same paths (``Suspects``) settle the artifacts, link targets
-and packet files a build looks at after the records: a regular file reached
-with no symlink on the way, which git does not name, is as it was (a symlink's
-target, or a file beyond a symlinked directory, changes where git does not
-look: those are looked at every time). Where git cannot answer for every file (not a work tree, a
-warning, a file git is told to look away from, a submodule, a registry that is
-a symlink), nothing is asked of it and the walk decides.
+the next build asks git again. git's look at a file comes before the build
+reads it (a full build asks beside its walk and waits for the answer before
+reading): a file read, then put back as HEAD has it before git looked, would be
+called clean with its old content kept, its stored times too old to tell (a row
+keeps the times of the file read, ``paths.as_read``, not the walk's). A path
+that was as HEAD has it then and is now, HEAD being the same commit (or the
+path unchanged between the two), holds what it held: only the others are looked
+at, exactly as the walk looks at every file. The same paths (``Suspects``)
+settle the artifacts, link targets and packet files a build looks at after the
+records: a regular file reached with no symlink on the way, which git does not
+name, is as it was (a symlink's target, or a file beyond a symlinked directory,
+changes where git does not look: those are looked at every time). Where git
+cannot answer for every file (not a work tree, a warning, a file git is told to
+look away from, a submodule, a registry that is a symlink), nothing is asked of
+it and the walk decides.
 """
 
 from __future__ import annotations

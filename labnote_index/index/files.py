@@ -30,6 +30,7 @@ from ..read.paths import (
     OUTSIDE,
     FileStat,
     Sandbox,
+    as_read,
     displayable,
     file_stat,
     kept_ctime,
@@ -122,6 +123,9 @@ def _read(sandbox: Sandbox, row: dict[str, Any], key: FileStat, ignored: bool) -
         return True
     row["status"], row["regular_file"] = "ok", int(not key.is_link)
     row["size"], row["sha256"], row["links"] = hashed.size, hashed.sha256, hashed.links
+    if not key.is_link:  # a symlink's times stay the link's
+        stored = as_read(hashed.size, hashed.st)
+        row["size"], row["mtime_ns"], row["ctime_ns"], row["inode"] = stored
     # A second name may be a file outside the repository (a hard link is not a
     # symlink, and no path tells): its content is hashed, never stored or searchable.
     if hashed.content is not None and hashed.links == 1:
@@ -368,9 +372,11 @@ def refresh_packet_files(
         row["error"] = entry if isinstance(entry, str) else None
         if not isinstance(entry, str):
             try:
-                hashed = hash_file(entry.path)
-                row.update(size=hashed.size, sha256=hashed.sha256, mtime_ns=entry.key.mtime_ns)
-                row.update(ctime_ns=kept_ctime(entry.key), inode=entry.key.inode)
+                # The regular file listed, never a symlink put in its place since.
+                hashed = hash_file(entry.path, follow=False, inode=entry.key.inode)
+                size, mtime_ns, ctime_ns, inode = as_read(hashed.size, hashed.st)
+                row.update(size=size, sha256=hashed.sha256, mtime_ns=mtime_ns)
+                row.update(ctime_ns=ctime_ns, inode=inode)
             except OSError as exc:
                 row["error"] = read_error(exc)
         fresh.append(row)

@@ -23,8 +23,8 @@ from ..format.rules import SAFE_PATH_RE
 from ..read.discover import DiscoveredFile, FoundFiles
 from ..read.git import git_ignored, in_git_work_tree
 from ..read.markdown import link_rows
-from ..read.parse import hash_file, read_error
-from ..read.paths import Sandbox, kept, named_outside, storable
+from ..read.parse import Hashed, hash_file, read_error
+from ..read.paths import Sandbox, as_read, kept, named_outside, storable
 from ..text import parent_dir
 from .files import MAX_ARTIFACT_BODY, MAX_TEXT
 from .inserts import Inserts
@@ -50,8 +50,8 @@ MARKDOWN_FILE_COLUMNS = (
 )
 
 
-# The hash and error of a file left to be read after the artifacts.
-NONE: tuple[str | None, str | None] = (None, None)
+# What reading gave of a file left to be read after the artifacts.
+NONE: tuple[Hashed | None, str | None] = (None, None)
 
 
 class MarkdownReader:
@@ -129,9 +129,14 @@ class MarkdownReader:
             links: list[dict[str, Any]] = []
             for at in range(first, min(first + MARKDOWN_BATCH, end)):
                 path, inode = paths[at], inodes[at]
-                sha, error = self.read(path, inode, reads, links) if self._planned(path) else NONE
-                when = kept(mtimes[at], ctimes[at], now)
-                files.append((path, "markdown", sizes[at], mtimes[at], when, inode, 1, sha, error))
+                planned = self._planned(path)
+                hashed, error = self.read(path, inode, reads, links) if planned else NONE
+                if hashed is None:  # as the walk saw it
+                    stored = (sizes[at], mtimes[at], kept(mtimes[at], ctimes[at], now), inode)
+                    files.append((path, "markdown", *stored, 1, None, error))
+                else:
+                    stored = as_read(hashed.size, hashed.st)
+                    files.append((path, "markdown", *stored, 1, hashed.sha256, error))
             inserts.insert_tuples("files", MARKDOWN_FILE_COLUMNS, files)
             inserts.insert_tuples("markdown_reads", MARKDOWN_READ_COLUMNS, reads)
             if links:
@@ -144,7 +149,11 @@ class MarkdownReader:
             return  # left to be read after the artifacts
         reads: list[tuple[Any, ...]] = []
         links: list[dict[str, Any]] = []
-        file_row["sha256"], file_row["error"] = self.read(path, inode, reads, links)
+        hashed, file_row["error"] = self.read(path, inode, reads, links)
+        if hashed is not None:
+            file_row["sha256"] = hashed.sha256
+            stored = as_read(hashed.size, hashed.st)
+            file_row["size"], file_row["mtime_ns"], file_row["ctime_ns"], file_row["inode"] = stored
         for read in reads:
             rows.add("markdown_reads", dict(zip(MARKDOWN_READ_COLUMNS, read, strict=True)))
         for link in links:
@@ -152,10 +161,10 @@ class MarkdownReader:
 
     def read(
         self, path: str, inode: int, reads: list[tuple[Any, ...]], links: list[dict[str, Any]]
-    ) -> tuple[str | None, str | None]:
+    ) -> tuple[Hashed | None, str | None]:
         """Read one Markdown file ``plan`` chose (the file the walk listed, with
-        ``inode``) into ``reads`` and its links into ``links``: its hash, or why
-        it could not be read."""
+        ``inode``) into ``reads`` and its links into ``links``: what was read,
+        or why it could not be."""
         try:
             full = self.sandbox.path(path)
             hashed = hash_file(full, keep_up_to=MAX_TEXT, follow=False, inode=inode)
@@ -170,7 +179,7 @@ class MarkdownReader:
         if SAFE_PATH_RE.fullmatch(path):  # any other is no artifact ("unsafe"): never read as one
             at = (path, parent_dir(path), inode, hashed.size, hashed.sha256, hashed.links, body)
             reads.append(at)
-        return hashed.sha256, None
+        return hashed, None
 
 
 def runs_of(readable: list[int]) -> tuple[dict[int, int], list[int]]:
@@ -196,8 +205,9 @@ def runs_of(readable: list[int]) -> tuple[dict[int, int], list[int]]:
 # hash is left for the refresh below.
 _NEW_MARKDOWN = "f.kind = 'markdown' AND f.sha256 IS NULL AND f.error IS NULL"
 # Its artifact (as a) read whole: the body is the file's text (a body is kept only
-# for a file of one name, so links are never read from a second name's).
-_BODY_HELD = "a.status = 'ok' AND a.body IS NOT NULL"
+# for a file of one name, so links are never read from a second name's; nor
+# from a symlink's target, when one took the file's place after the walk).
+_BODY_HELD = "a.status = 'ok' AND a.regular_file = 1 AND a.body IS NOT NULL"
 
 
 def refresh_markdown_links(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
@@ -223,7 +233,8 @@ def refresh_markdown_links(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
     links: list[dict[str, Any]] = []
     for path, body in bodies:
         links += link_rows(path, body)
-    hashes: list[tuple[str | None, str | None, str]] = []  # (sha256, error, path)
+    hashes: list[tuple[Any, ...]] = []  # (sha256, size, mtime, ctime, inode, path): as read
+    errors: list[tuple[str, str]] = []  # (why, path)
     for path, inode in to_read:
         try:
             # The file the walk listed (a regular file, no symlink), or nothing:
@@ -231,15 +242,22 @@ def refresh_markdown_links(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
             # directory swapped for one since (another inode).
             hashed = hash_file(sandbox.path(path), keep_up_to=MAX_TEXT, follow=False, inode=inode)
         except OSError as exc:
-            hashes.append((None, read_error(exc), path))
+            errors.append((read_error(exc), path))
             continue
-        hashes.append((hashed.sha256, None, path))
+        hashes.append((hashed.sha256, *as_read(hashed.size, hashed.st), path))
         if hashed.content is not None and hashed.links == 1:
             links += link_rows(path, hashed.content.decode("utf-8", "replace"))
     with db.conn:
+        # The artifact's read, its times too (a regular file's are its read's).
         db.conn.execute(
-            "UPDATE files AS f SET sha256 = a.sha256 FROM artifacts a "
+            "UPDATE files AS f SET (sha256, size, mtime_ns, ctime_ns, inode) = "
+            "(a.sha256, a.size, a.mtime_ns, a.ctime_ns, a.inode) FROM artifacts a "
             f"WHERE a.path = f.path AND {_NEW_MARKDOWN} AND {_BODY_HELD}"
         )
-        db.conn.executemany("UPDATE files SET sha256 = ?, error = ? WHERE path = ?", hashes)
+        db.conn.executemany(
+            "UPDATE files SET (sha256, size, mtime_ns, ctime_ns, inode) = (?, ?, ?, ?, ?) "
+            "WHERE path = ?",
+            hashes,
+        )
+        db.conn.executemany("UPDATE files SET error = ? WHERE path = ?", errors)
     Inserts(db).insert("markdown_links", links)

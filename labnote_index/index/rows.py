@@ -41,6 +41,7 @@ from ..read.parse import (
 from ..read.paths import (
     FileStat,
     Sandbox,
+    as_read,
     displayable,
     kept_ctime,
     lstat_key,
@@ -238,10 +239,12 @@ class FileLoader:
                     self.markdown.load(path, key.inode, file_row, rows)
                 return file_row
             if found.kind in ("view", "readme"):
-                self._load_text(path, full, bool(key and key.is_link), found.kind, file_row, rows)
+                self._load_text(path, full, key, found.kind, file_row, rows)
                 return file_row
             if found.kind not in ("record", "handoff_manifest", "packet_lock", "handoff_template"):
-                file_row["size"], file_row["sha256"], _, _ = hash_file(full)
+                hashed = hash_file(full)
+                file_row["sha256"] = hashed.sha256
+                _stored_as_read(file_row, key, hashed.size, hashed.st)
                 if path in self.contract.problems:  # a committed schema that cannot govern
                     name = path.rsplit("/", 1)[-1].removesuffix(".schema.json")
                     rt_name = name if name in RECORD_TYPES else None
@@ -251,8 +254,8 @@ class FileLoader:
         except OSError as exc:  # gone, or unreadable, since it was listed
             file_row["error"] = read_error(exc)
             return file_row
-        file_row["size"], file_row["sha256"] = parsed.size, parsed.sha256
-        file_row["error"] = parsed.error
+        file_row["sha256"], file_row["error"] = parsed.sha256, parsed.error
+        _stored_as_read(file_row, key, parsed.size, parsed.st)
         if found.kind == "record":
             self._import_record(path, parsed, file_row, rows)
         else:
@@ -263,7 +266,7 @@ class FileLoader:
         self,
         path: str,
         full: str,
-        is_link: bool,
+        key: FileStat | None,
         kind: str,
         file_row: dict[str, Any],
         rows: Rows,
@@ -273,14 +276,15 @@ class FileLoader:
         that is a symlink or has a second name (which may lie outside) is
         hashed, its links never read."""
         hashed = hash_file(full, keep_up_to=MAX_TEXT)
-        file_row["size"], file_row["sha256"] = hashed.size, hashed.sha256
+        file_row["sha256"] = hashed.sha256
+        _stored_as_read(file_row, key, hashed.size, hashed.st)
         if hashed.content is None:
             return
         if kind == "view":
             text = universal_newlines(hashed.content)
             same = text is hashed.content
             file_row["text_sha256"] = hashed.sha256 if same else sha256(text).hexdigest()
-        if path.endswith(".md") and not is_link and hashed.links == 1:
+        if path.endswith(".md") and not (key and key.is_link) and hashed.links == 1:
             content = hashed.content.decode("utf-8", errors="replace")
             for row in markdown.link_rows(path, content):
                 rows.add("markdown_links", row)
@@ -489,6 +493,16 @@ class FileLoader:
             for position, ref in enumerate(data["source_refs"]):
                 cited = (*source, position, as_text(ref))
                 rows.add_values("source_refs", SOURCE_REF_COLUMNS, cited)
+
+
+def _stored_as_read(
+    row: dict[str, Any], key: FileStat | None, size: int, st: os.stat_result | None
+) -> None:
+    """The ``size`` read into a file's row and, where the walk saw a regular file,
+    the times and inode of the file read (``as_read``; a symlink's stay the link's)."""
+    row["size"] = size
+    if key is not None and key.is_regular and st is not None:
+        row["size"], row["mtime_ns"], row["ctime_ns"], row["inode"] = as_read(size, st)
 
 
 def _sub_dir(parts: list[str], directory: str, in_registry: bool) -> str:

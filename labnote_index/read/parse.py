@@ -58,6 +58,7 @@ class ParsedFile:
     error: str | None = None
     # problems that did not stop the read
     problems: list[Problem] = field(default_factory=list)
+    st: os.stat_result | None = None  # the opened file's fstat (paths.as_read)
 
 
 class _Digits(str):
@@ -133,12 +134,14 @@ def read_error(exc: OSError) -> str:
 
 
 class Hashed(NamedTuple):
-    """A file hashed: size, SHA-256, its bytes when kept, its hard-link count."""
+    """A file hashed: size, SHA-256, its bytes when kept, its hard-link count,
+    and the opened file's fstat (its times: paths.as_read)."""
 
     size: int
     sha256: str
     content: bytes | None  # the bytes, when kept
     links: int  # hard links to the file: more than one may be a file outside
+    st: os.stat_result
 
 
 def universal_newlines(raw: bytes) -> bytes:
@@ -210,7 +213,7 @@ def hash_file(
     finally:
         os.close(fd)
     content = b"".join(kept) if kept is not None else None
-    return Hashed(size, digest.hexdigest(), content, st.st_nlink)
+    return Hashed(size, digest.hexdigest(), content, st.st_nlink, st)
 
 
 # orjson reads an integer beyond 64 bits as a float: a number this large, of
@@ -434,15 +437,16 @@ def read_record_file(path: Path | str) -> ParsedFile:
     finally:
         os.close(fd)
     if got > MAX_RECORD_BYTES:
-        size, digest, _, _ = hash_file(path)  # in chunks, never whole in memory
+        hashed = hash_file(path)  # in chunks, never whole in memory
         return ParsedFile(
-            size=size,
-            sha256=digest,
-            error=f"file is {size} bytes, over the {MAX_RECORD_BYTES} byte limit for a "
+            size=hashed.size,
+            sha256=hashed.sha256,
+            error=f"file is {hashed.size} bytes, over the {MAX_RECORD_BYTES} byte limit for a "
             "record; it was not read",
+            st=hashed.st,
         )
     raw = parts[0] if len(parts) == 1 else b"".join(parts)
-    parsed = ParsedFile(size=len(raw), sha256=hashlib.sha256(raw).hexdigest())
+    parsed = ParsedFile(size=len(raw), sha256=hashlib.sha256(raw).hexdigest(), st=st)
     value, error, problems, text = parse_json_bytes(raw)
     parsed.problems = problems
     if error:

@@ -229,3 +229,14 @@ def kept(mtime_ns: int, ctime_ns: int, now_ns: int) -> int | None:
     """The change time to store for a file whose times these are, looked at by
     ``now_ns`` (``kept_ctime`` for many files at once, the clock read once)."""
     return None if now_ns - max(mtime_ns, ctime_ns) < RACY_NS else ctime_ns
+
+
+def as_read(size: int, st: os.stat_result) -> tuple[int, int, int | None, int]:
+    """The size, modification time, change time to store and inode of a file
+    read as a regular file: the ``size`` read and the times of the file opened
+    (its fstat), not of the walk's look before. A file changed between the two
+    is stored as it was read, content and times alike; with the walk's times,
+    one put back as HEAD has it after the look would keep them, too old to say
+    it changed, and git, calling it clean, would vouch for the row as it is."""
+    ctime = kept(st.st_mtime_ns, st.st_ctime_ns, time.time_ns())
+    return size, st.st_mtime_ns, ctime, storable_inode(st.st_ino)
