@@ -39,7 +39,7 @@ def findings_phrase(errors: int, warnings: int, files: int) -> str:
 
 def parent_dir(path: str) -> str:
     """The directory of a repository-relative path ("" at the root)."""
-    return path.rsplit("/", 1)[0] if "/" in path else ""
+    return path.rpartition("/")[0]
 
 
 def as_text(value: Any) -> str | None:
