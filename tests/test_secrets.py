@@ -269,3 +269,37 @@ def test_when_git_cannot_tell_the_loader_reads_no_markdown_file_it_may_ignore(
     other = sample_repo.load("registry/packets/2026/20260905-claude-retention-followup.json")
     assert db["artifacts"].get(other["path"])["body"]  # read after, as before
     assert db["files"].get(other["path"])["sha256"]
+
+
+LINKED_SECRET = f"{TOKEN}\n\n[key](https://example.com/?t=c2VjcmV0)\n[note](c2VjcmV0.md)\n"
+
+
+@pytest.mark.parametrize("git_answers", [True, False], ids=["git-tells", "git-cannot-tell"])
+def test_a_markdown_file_git_ignores_that_no_record_names_is_never_read(
+    sample_repo: Repo, monkeypatch: pytest.MonkeyPatch, git_answers: bool
+):
+    """A Markdown file git ignores (or may: git could not tell) that is no
+    artifact is never hashed, nor its links stored, by a full build or by the
+    incremental ones after it; a file beside it that git does not ignore is
+    read, and so is a tracked one an ignore rule matches."""
+    import labnote_index.index.markdown_files as markdown_module
+
+    root = sample_repo.root
+    git(root, "init", "-q")
+    sample_repo.write(".gitignore", "secrets/\nnotes/kept.md\n")
+    sample_repo.write("secrets/notes.md", LINKED_SECRET)
+    sample_repo.write("notes/plain.md", "[there](there.md)\n")
+    sample_repo.write("notes/kept.md", "[tracked](tracked.md)\n")
+    git(root, "add", "-f", "notes/kept.md")
+    if not git_answers:
+        monkeypatch.setattr(markdown_module, "git_ignored", lambda root, paths: None)
+    for full in (True, False):
+        db = sample_repo.index(full=full, jobs=1)
+        assert db["files"].get("secrets/notes.md")["sha256"] is None
+        assert "c2VjcmV0" not in everything_stored(sample_repo.db_path)
+        linked = {r["source_file"] for r in db.query("SELECT source_file FROM markdown_links")}
+        assert "secrets/notes.md" not in linked
+        if git_answers:  # read where git says it does not ignore them
+            assert {"notes/plain.md", "notes/kept.md"} <= linked
+            assert db["files"].get("notes/plain.md")["sha256"]
+        sample_repo.write("notes/plain.md", "[there](there.md)\n[again](again.md)\n")

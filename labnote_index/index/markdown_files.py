@@ -210,6 +210,21 @@ _NEW_MARKDOWN = "f.kind = 'markdown' AND f.sha256 IS NULL AND f.error IS NULL"
 _BODY_HELD = "a.status = 'ok' AND a.regular_file = 1 AND a.body IS NOT NULL"
 
 
+def _not_ignored(sandbox: Sandbox, rows: list[tuple[str, int, bool]]) -> list[tuple[str, int]]:
+    """The (path, inode) of ``rows`` (path, inode, read as an artifact) that git
+    does not ignore. An artifact read was asked of git by the artifact refresh;
+    the others (the loader leaves a file git ignores unread, and every file
+    when git could not tell) are asked here, all at once: none is read when
+    git cannot tell again."""
+    unasked = [path for path, _, asked in rows if not asked]
+    ignored = git_ignored(sandbox.root, unasked) if unasked else set()
+    return [
+        (path, inode)
+        for path, inode, asked in rows
+        if asked or (ignored is not None and path not in ignored)
+    ]
+
+
 def refresh_markdown_links(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
     """Hash the Markdown files this build lists anew that the loader left unread
     (none the walk saw as a regular file, in a directory inside, that git does
@@ -217,15 +232,16 @@ def refresh_markdown_links(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
     artifact refresh just kept is not read a second time: its hash is taken
     from there in SQL, and only a body that could hold a link ("](" or "]:")
     is handed to the parser. A file with a second name (which may lie
-    outside), or an artifact git ignores, has its links never read; an
-    artifact git ignores is never hashed."""
+    outside), or an artifact git ignores, has its links never read; a file
+    git ignores (or may: git could not tell) is never read."""
     # Read from disk: no artifact, or one not read (unsafe, missing, ...), or
     # whose body was not kept (too big, or a second name: hashed only).
     joined = "FROM files f LEFT JOIN artifacts a ON a.path = f.path"
     to_read = db.execute(
-        f"SELECT f.path, f.inode {joined} WHERE {_NEW_MARKDOWN} AND a.status IS NOT 'ignored' "
-        f"AND NOT ({_BODY_HELD})"
+        f"SELECT f.path, f.inode, a.status IS 'ok' {joined} "
+        f"WHERE {_NEW_MARKDOWN} AND a.status IS NOT 'ignored' AND NOT ({_BODY_HELD})"
     ).fetchall()
+    to_read = _not_ignored(sandbox, to_read)
     bodies = db.execute(
         f"SELECT f.path, a.body {joined} WHERE {_NEW_MARKDOWN} AND {_BODY_HELD} "
         "AND (instr(a.body, '](') OR instr(a.body, ']:'))"
