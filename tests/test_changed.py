@@ -370,8 +370,8 @@ def test_a_file_put_back_after_a_full_build_read_it_is_not_kept_stale(
     aged(repo, since=time.time() - 600)
     read, asked, was_read = rows.read_record_file, build.git_state, threading.Event()
 
-    def reading(path: str) -> object:
-        parsed = read(path)
+    def reading(path: str, follow: bool = True) -> object:
+        parsed = read(path, follow)
         if path.endswith(packet):
             was_read.set()
         return parsed

@@ -508,6 +508,54 @@ def test_a_file_changed_after_its_look_is_stored_as_it_was_read(
     assert stored == [(size + 1, now.st_mtime_ns, now.st_ino)]
 
 
+def _an_oversized_record(repo: Repo) -> tuple[str, str]:
+    from labnote_index.read.parse import MAX_RECORD_BYTES
+
+    return repo.write("registry/packets/2025/big.json", b" " * (MAX_RECORD_BYTES + 1)), "files"
+
+
+@pytest.mark.parametrize(
+    "chosen, nth",
+    [
+        (_a_record, 1),
+        (_a_manifest, 1),
+        (_a_stray_file, 1),
+        (_the_registry_readme, 1),
+        (_an_oversized_record, 2),  # swapped between its read and its hash
+    ],
+    ids=lambda f: f.__name__[1:] if callable(f) else f"open-{f}",
+)
+def test_a_file_swapped_for_a_symlink_out_after_its_look_is_not_read(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, chosen, nth: int
+):
+    """A file the walk saw as a regular file, made a symlink out of the
+    repository before it was read (before its ``nth`` open), is an error row
+    saying it changed as it was read: never read through the symlink (no
+    target was checked)."""
+    from labnote_index.read import parse
+
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"record_type": "packet", "notes": "c2VjcmV0"}\n')
+    path, _ = chosen(repo)
+    full = str(repo.root / path)
+    real, opened = parse.open_regular, []
+
+    def swapped_at_nth(where: str | Path, follow: bool = True):
+        if str(where) == full:
+            opened.append(where)
+            if len(opened) == nth:
+                os.remove(full)
+                os.symlink(outside, full)
+        return real(where, follow)
+
+    monkeypatch.setattr(parse, "open_regular", swapped_at_nth)
+    db = repo.index(jobs=1)
+    assert len(opened) >= nth, f"{path} was not read"
+    row = db["files"].get(path)
+    assert (row["sha256"], row["error"]) == (None, parse.read_error(parse.NotTheFileSeen()))
+    assert "c2VjcmV0" not in everything_stored(repo.db_path)
+
+
 def test_a_file_reached_through_a_symlink_keeps_the_links_times(repo: Repo):
     """A record and an artifact that are symlinks inside the repository (a
     Markdown file outside registry/ that is one is not listed) are stored with
@@ -522,6 +570,7 @@ def test_a_file_reached_through_a_symlink_keeps_the_links_times(repo: Repo):
     links = {
         "registry/packets/2025/linked.json": ("files", "target.json"),
         "notes/artifact.md": ("artifacts", "target.md"),
+        "registry/README.md": ("files", "../notes/target.md"),
     }
     for link, (_, target) in links.items():
         (repo.root / link).symlink_to(target)

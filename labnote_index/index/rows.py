@@ -233,6 +233,9 @@ class FileLoader:
         if problem:
             file_row["error"] = problem
             return file_row
+        # A file the walk saw as a regular file is never read through a symlink
+        # put in its place since (no target was checked): a symlink's was.
+        follow = key is not None and key.is_link
         try:
             if found.kind == "markdown":
                 if key is not None:  # read now if planned, else after the artifacts
@@ -242,7 +245,7 @@ class FileLoader:
                 self._load_text(path, full, key, found.kind, file_row, rows)
                 return file_row
             if found.kind not in ("record", "handoff_manifest", "packet_lock", "handoff_template"):
-                hashed = hash_file(full)
+                hashed = hash_file(full, follow=follow)
                 file_row["sha256"] = hashed.sha256
                 _stored_as_read(file_row, key, hashed.size, hashed.st)
                 if path in self.contract.problems:  # a committed schema that cannot govern
@@ -250,7 +253,7 @@ class FileLoader:
                     rt_name = name if name in RECORD_TYPES else None
                     self._add_problems(path, rt_name, None, [self.contract.problems[path]], rows)
                 return file_row
-            parsed = read_record_file(full)
+            parsed = read_record_file(full, follow=follow)
         except OSError as exc:  # gone, or unreadable, since it was listed
             file_row["error"] = read_error(exc)
             return file_row
@@ -275,7 +278,7 @@ class FileLoader:
         aside) or the registry's README (its links kept, as INDEX.md's). A file
         that is a symlink or has a second name (which may lie outside) is
         hashed, its links never read."""
-        hashed = hash_file(full, keep_up_to=MAX_TEXT)
+        hashed = hash_file(full, keep_up_to=MAX_TEXT, follow=key is not None and key.is_link)
         file_row["sha256"] = hashed.sha256
         _stored_as_read(file_row, key, hashed.size, hashed.st)
         if hashed.content is None:

@@ -176,6 +176,17 @@ def _at_end(read: int, asked: int, total: int, st: os.stat_result) -> bool:
     return read < asked and total == st.st_size
 
 
+def _open_seen(path: Path | str, follow: bool) -> tuple[int, os.stat_result]:
+    """``open_regular``, with ``follow=False`` a symlink in the file's place
+    raising NotTheFileSeen (the file looked at is not there)."""
+    try:
+        return open_regular(path, follow)
+    except OSError as exc:
+        if not follow and exc.errno == errno.ELOOP:
+            raise NotTheFileSeen(errno.ELOOP, "a symlink where a file was", str(path)) from exc
+        raise
+
+
 def hash_file(
     path: Path | str, keep_up_to: int = 0, follow: bool = True, inode: int | None = None
 ) -> Hashed:
@@ -187,12 +198,7 @@ def hash_file(
     digest = hashlib.sha256()
     size = 0
     kept: list[bytes] | None = [] if keep_up_to else None
-    try:
-        fd, st = open_regular(path, follow)
-    except OSError as exc:
-        if not follow and exc.errno == errno.ELOOP:
-            raise NotTheFileSeen(errno.ELOOP, "a symlink where a file was", str(path)) from exc
-        raise
+    fd, st = _open_seen(path, follow)
     if inode is not None and storable_inode(st.st_ino) != inode:
         os.close(fd)
         raise NotTheFileSeen(errno.ESTALE, "not the file the walk saw", str(path))
@@ -417,10 +423,11 @@ def _replace_surrogates(value: Any) -> tuple[Any, list[str]]:
     return (clean(value) if fields else value), [_SURROGATE.sub("\ufffd", f) for f in fields]
 
 
-def read_record_file(path: Path | str) -> ParsedFile:
+def read_record_file(path: Path | str, follow: bool = True) -> ParsedFile:
     """Read a file that should hold one JSON object. Never raises for bad content;
-    raises OSError when the file cannot be read (see ``read_error``)."""
-    fd, st = open_regular(path)
+    raises OSError when the file cannot be read (see ``read_error``; with
+    ``follow=False``, NotTheFileSeen for a symlink in its place)."""
+    fd, st = _open_seen(path, follow)
     if st.st_nlink > 1:
         os.close(fd)
         raise HardLinked(errno.EMLINK, f"{st.st_nlink} names", str(path))
@@ -437,7 +444,7 @@ def read_record_file(path: Path | str) -> ParsedFile:
     finally:
         os.close(fd)
     if got > MAX_RECORD_BYTES:
-        hashed = hash_file(path)  # in chunks, never whole in memory
+        hashed = hash_file(path, follow=follow)  # in chunks, never whole in memory
         return ParsedFile(
             size=hashed.size,
             sha256=hashed.sha256,
