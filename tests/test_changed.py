@@ -427,3 +427,52 @@ def test_paths_named_are_found_as_the_walk_finds_them_and_once(repo: Repo):
         "notes/a.md",
         "notes/sub/b.md",
     ]
+
+
+@pytest.mark.parametrize("kind", ["markdown", "packet file"])
+def test_a_file_that_changed_as_it_was_read_is_read_again_by_the_next_build(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+):
+    """A file replaced between the walk's look and its read (another inode; here
+    by a copy of itself, as HEAD has it, after git looked) is an error row, said
+    to be read again by the next build: git, calling it clean, does not name it,
+    and its stored times are the walk's, too old to say it changed as the build
+    ran; so the row itself marks it for the next build."""
+    from labnote_index.read import parse
+
+    packet_dir = "docs/workflow/roles/architect/reports/milestone-1/packet-v001"
+    path = repo.write("notes/n.md", "[x](y.md)\n") if kind == "markdown" else None
+    path = path or repo.write(f"{packet_dir}/table.csv", "a,b\n")
+    broken = repo.write("registry/packets/2025/broken.json", "{")  # an error of another kind
+    committed(repo)
+    full = str(repo.root / path)
+    real, replaced = parse.open_regular, []
+
+    def replaced_first(where: str | Path, follow: bool = True):
+        if str(where) == full and not replaced:
+            replaced.append(where)
+            shutil.copy2(full, full + ".copy")
+            os.replace(full + ".copy", full)  # the same bytes and times, another inode
+        return real(where, follow)
+
+    monkeypatch.setattr(parse, "open_regular", replaced_first)
+    build_index(repo.root, repo.db_path, full=True, jobs=1)
+    monkeypatch.undo()
+    assert replaced, f"{path} was not read"
+    stored = sqlite_utils.Database(repo.db_path)
+    table = "files" if kind == "markdown" else "handoff_files"
+    errors = stored.execute(
+        f"SELECT path, error FROM {table} WHERE error IS NOT NULL AND path != ?", [broken]
+    ).fetchall()
+    assert errors == [
+        (
+            path.rsplit("/", 1)[-1] if table == "handoff_files" else path,
+            parse.read_error(parse.NotTheFileSeen()),
+        )
+    ]
+    assert stored["files"].get(broken)["error"]
+    _, dirty, _ = json.loads(stored["build_info"].get("work_tree")["value"])
+    # Named for the next build; a packet directory with an error row is looked
+    # at every build, and the broken record is as it was.
+    assert dirty == ([path] if kind == "markdown" else [])
+    assert same_as_full(repo, tmp_path) == "git"

@@ -35,7 +35,7 @@ import sqlite_utils
 
 from ..read.discover import DiscoveredFile, FoundFiles, discover_named
 from ..read.git import WorkTreeState, changed_between, looks_away, work_tree_state
-from ..read.parse import same_file
+from ..read.parse import CHANGED_AS_READ, same_file
 from ..read.paths import Sandbox, displayable, lstat_key
 
 STATE_KEY = "work_tree"
@@ -45,9 +45,10 @@ _DURING_NS = 2_000_000_000
 _STORED = "SELECT path, kind, size, mtime_ns, ctime_ns, inode, sha256 FROM files"
 # The files the build found changed since it started, records, artifacts,
 # packet files and link targets alike: git's word on them, asked before, may
-# be out of date.
+# be out of date. A file found another when read than when the walk looked
+# is one (its row keeps the walk's times, which cannot say so).
 _DURING = """
-SELECT path FROM files WHERE mtime_ns >= :since OR ctime_ns >= :since
+SELECT path FROM files WHERE mtime_ns >= :since OR ctime_ns >= :since OR error = :changed
 UNION SELECT path FROM artifacts WHERE mtime_ns >= :since OR ctime_ns >= :since
 UNION SELECT CASE packet_dir WHEN '' THEN path ELSE packet_dir || '/' || path END
   FROM handoff_files WHERE mtime_ns >= :since OR ctime_ns >= :since
@@ -188,7 +189,7 @@ def record_state(db: sqlite_utils.Database, state: WorkTreeState | None, started
         db.table("build_info").delete_where("key = ?", [STATE_KEY])
         return
     since = started_ns - _DURING_NS
-    during = [path for (path,) in db.execute(_DURING, {"since": since})]
+    during = [path for (path,) in db.execute(_DURING, {"since": since, "changed": CHANGED_AS_READ})]
     dirty = tuple(sorted({*state.dirty, *during}))
     kept = WorkTreeState(state.head, dirty, state.index_stat)
     db.table("build_info").insert({"key": STATE_KEY, "value": kept.as_json()}, replace=True)

@@ -109,6 +109,14 @@ class NotTheFileSeen(OSError):
     inode differs): replaced since, or reached through a directory that was."""
 
 
+# The error of a file that was another when read than when looked at: the
+# next build reads it again (index/changed.py).
+CHANGED_AS_READ = (
+    "file changed as it was read (a symlink or another file took its place, or a "
+    "directory on its way became a symlink): it was not read; build again"
+)
+
+
 def read_error(exc: OSError) -> str:
     """Why a file listed a moment ago could not be read, and what to do."""
     if isinstance(exc, HardLinked):
@@ -126,10 +134,7 @@ def read_error(exc: OSError) -> str:
     if isinstance(exc, NotRegularFile):
         return "not a regular file (a FIFO, device or socket): replace it with a file"
     if isinstance(exc, NotTheFileSeen):
-        return (
-            "file changed as it was read (a symlink or another file took its place, or a "
-            "directory on its way became a symlink): it was not read; build again"
-        )
+        return CHANGED_AS_READ
     return f"file cannot be read ({exc.strerror or exc}): check the file, then build again"
 
 
