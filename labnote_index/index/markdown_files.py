@@ -133,10 +133,10 @@ class MarkdownReader:
                 hashed, error = self.read(path, inode, reads, links) if planned else NONE
                 if hashed is None:  # as the walk saw it
                     stored = (sizes[at], mtimes[at], kept(mtimes[at], ctimes[at], now), inode)
-                    files.append((path, "markdown", *stored, 1, None, error))
                 else:
                     stored = as_read(hashed.size, hashed.st)
-                    files.append((path, "markdown", *stored, 1, hashed.sha256, error))
+                sha = None if hashed is None else hashed.sha256
+                files.append((path, "markdown", *stored, 1, sha, error))
             inserts.insert_tuples("files", MARKDOWN_FILE_COLUMNS, files)
             inserts.insert_tuples("markdown_reads", MARKDOWN_READ_COLUMNS, reads)
             if links:

@@ -278,7 +278,8 @@ class FileLoader:
         aside) or the registry's README (its links kept, as INDEX.md's). A file
         that is a symlink or has a second name (which may lie outside) is
         hashed, its links never read."""
-        hashed = hash_file(full, keep_up_to=MAX_TEXT, follow=key is not None and key.is_link)
+        is_link = key is not None and key.is_link
+        hashed = hash_file(full, keep_up_to=MAX_TEXT, follow=is_link)
         file_row["sha256"] = hashed.sha256
         _stored_as_read(file_row, key, hashed.size, hashed.st)
         if hashed.content is None:
@@ -287,7 +288,7 @@ class FileLoader:
             text = universal_newlines(hashed.content)
             same = text is hashed.content
             file_row["text_sha256"] = hashed.sha256 if same else sha256(text).hexdigest()
-        if path.endswith(".md") and not (key and key.is_link) and hashed.links == 1:
+        if path.endswith(".md") and not is_link and hashed.links == 1:
             content = hashed.content.decode("utf-8", errors="replace")
             for row in markdown.link_rows(path, content):
                 rows.add("markdown_links", row)
@@ -499,12 +500,12 @@ class FileLoader:
 
 
 def _stored_as_read(
-    row: dict[str, Any], key: FileStat | None, size: int, st: os.stat_result | None
+    row: dict[str, Any], key: FileStat | None, size: int, st: os.stat_result
 ) -> None:
     """The ``size`` read into a file's row and, where the walk saw a regular file,
     the times and inode of the file read (``as_read``; a symlink's stay the link's)."""
     row["size"] = size
-    if key is not None and key.is_regular and st is not None:
+    if key is not None and key.is_regular:
         row["size"], row["mtime_ns"], row["ctime_ns"], row["inode"] = as_read(size, st)
 
 

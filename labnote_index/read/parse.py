@@ -53,12 +53,12 @@ class ParsedFile:
 
     size: int
     sha256: str
+    st: os.stat_result  # the opened file's fstat (paths.as_read)
     data: dict[str, Any] | None = None
     text: str | None = None  # the decoded JSON text, for a file that parsed
     error: str | None = None
     # problems that did not stop the read
     problems: list[Problem] = field(default_factory=list)
-    st: os.stat_result | None = None  # the opened file's fstat (paths.as_read)
 
 
 class _Digits(str):
