@@ -25,6 +25,7 @@ from .command import (
     db_option,
     echo_rows,
     format_option,
+    git_asked_early,
     progress_bar,
     run_build,
     write_report,
@@ -79,8 +80,9 @@ def build(
     The repository's configuration file (see 'check --show-settings') chooses
     what is left out and how each check reports; --isolated ignores it.
     """
-    settings = api.configuration(repo, isolated=isolated, enforce_layout=enforce_layout or None)
-    result = run_build(repo, db_path, files, settings, full, jobs)
+    with git_asked_early(repo, not files):
+        settings = api.configuration(repo, isolated=isolated, enforce_layout=enforce_layout or None)
+        result = run_build(repo, db_path, files, settings, full, jobs)
     click.echo(result.summary(), err=True)
 
 
@@ -209,37 +211,38 @@ def check(
             raise click.UsageError("--base (and --head) need REPO and --base")
         if files or enforce_layout:
             raise click.UsageError("--base compares whole revisions: no FILES or --enforce-layout")
-    if repo is None:
-        settings = api.stored_settings(api.open_index(db_path))
-    else:
-        settings = api.configuration(
-            repo,
-            isolated=isolated,
-            enforce_layout=enforce_layout or None,
-            fail_on=fail_on,
-            base=base,
-        )
-    if show_settings:
-        click.echo(settings.show())
-        click.echo(api.governing_schemas(repo) if repo else api.governing_schemas(db=db_path))
-        return
     # With REPO a check writes nothing unless asked to: without --db (or --cache)
     # its index is a temporary file, never a labnote.db left in a work tree.
     kept = db_given or cache
-    db = api.cache_index(repo) if cache and repo is not None else db_path if kept else None
-    found = api.check(
-        repo if repo is not None else db_path,
-        db=db,
-        base=base,
-        head=head,
-        full=full,
-        jobs=jobs,
-        files=files,
-        progress=progress_bar() if repo is not None else None,
-        settings=settings,
-        with_absent=True,
-        note=lambda message: click.echo(f"note: {message}", err=True),
-    )
+    with git_asked_early(repo, kept and not show_settings):
+        if repo is None:
+            settings = api.stored_settings(api.open_index(db_path))
+        else:
+            settings = api.configuration(
+                repo,
+                isolated=isolated,
+                enforce_layout=enforce_layout or None,
+                fail_on=fail_on,
+                base=base,
+            )
+        if show_settings:
+            click.echo(settings.show())
+            click.echo(api.governing_schemas(repo) if repo else api.governing_schemas(db=db_path))
+            return
+        db = api.cache_index(repo) if cache and repo is not None else db_path if kept else None
+        found = api.check(
+            repo if repo is not None else db_path,
+            db=db,
+            base=base,
+            head=head,
+            full=full,
+            jobs=jobs,
+            files=files,
+            progress=progress_bar() if repo is not None else None,
+            settings=settings,
+            with_absent=True,
+            note=lambda message: click.echo(f"note: {message}", err=True),
+        )
     compared = [f.as_dict() for f in found]
     if new_only:
         found = [f for f in found if f.baseline == "new"]

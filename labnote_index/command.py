@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import sys
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -234,6 +235,17 @@ def build_options(func):
         "[tool.labnote-index] in pyproject.toml).",
     )(func)
     return func
+
+
+def git_asked_early(repo: Path | None, wanted: bool) -> AbstractContextManager[object]:
+    """A block in which git is already looking at REPO's work tree for the build
+    the command runs (read/git.status_asked_early): where it will ask git
+    (``wanted``: an index kept, every file), git looks while the library loads."""
+    if repo is None or not wanted:
+        return nullcontext()
+    from .read.git import status_asked_early  # not for --help
+
+    return status_asked_early(repo)
 
 
 def run_build(

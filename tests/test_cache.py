@@ -139,3 +139,25 @@ def test_an_index_copied_from_elsewhere_is_built_in_full(sample_repo: Repo, tmp_
     shutil.copyfile(first, copy)
     assert not li.build(sample_repo.root, copy).incremental
     assert li.build(sample_repo.root, copy).incremental
+
+
+def test_the_hook_asks_git_as_it_starts_and_leaves_nothing_asked(sample_repo: Repo):
+    """check --cache in a work tree asks git as it starts (read/git.py,
+    status_asked_early): after an edit its findings are a full build's, and no
+    question is left behind, answered or not (a configuration it cannot follow
+    fails the command after git was asked)."""
+    from labnote_index.read import git as read_git
+
+    git(sample_repo.root, "init", "-q", "-b", "main")
+    git(sample_repo.root, "add", "-A")
+    git(sample_repo.root, "commit", "-q", "-m", "sample")
+    check(sample_repo.root)
+    sample_repo.edit(PACKET, notes="edited after the cache was made")
+    cached = check(sample_repo.root)
+    assert read_git._ASKED_EARLY == {}
+    fresh = CliRunner().invoke(cli, ["check", str(sample_repo.root), "--no-db", "--format", "json"])
+    assert json.loads(cached.output) == json.loads(fresh.output)
+    (sample_repo.root / "labnote-index.toml").write_text("no-such-key = 1\n")
+    failed = check(sample_repo.root)
+    assert failed.exit_code == 2, failed.output
+    assert read_git._ASKED_EARLY == {}

@@ -20,7 +20,7 @@ import pytest
 import sqlite_utils
 
 from labnote_index.api import build as build_index
-from labnote_index.read.git import looks_away, work_tree_state
+from labnote_index.read.git import WorkTreeState, looks_away, work_tree_state
 
 from .helpers import Repo, content, git
 
@@ -70,6 +70,15 @@ def same_as_full(repo: Repo, tmp_path: Path) -> str | None:
 
 def _packet(repo: Repo) -> str:
     return repo.first("registry/packets/*/*.json")
+
+
+def _clean_index(repo: Repo) -> tuple[WorkTreeState, str, sqlite_utils.Database]:
+    """A work tree built, git's state of it (nothing dirty), a packet, the index."""
+    committed(repo)
+    build_index(repo.root, repo.db_path)
+    state = work_tree_state(repo.root)
+    assert state is not None and state.dirty == ()
+    return state, _packet(repo), sqlite_utils.Database(repo.db_path)
 
 
 def _edit(repo: Repo) -> None:
@@ -332,12 +341,7 @@ def test_a_file_changed_as_the_build_ran_is_looked_at_next_time(repo: Repo):
     have been read in either state: it is kept among the paths to look at."""
     from labnote_index.index.changed import record_state
 
-    committed(repo)
-    build_index(repo.root, repo.db_path)
-    state = work_tree_state(repo.root)
-    assert state is not None and state.dirty == ()
-    packet = _packet(repo)
-    db = sqlite_utils.Database(repo.db_path)
+    state, packet, db = _clean_index(repo)
     mtime = db.execute("SELECT mtime_ns FROM files WHERE path = ?", [packet]).fetchone()[0]
     old = db.execute("SELECT max(mtime_ns) FROM files WHERE path != ?", [packet]).fetchone()[0]
     later = max(mtime, old) + 10_000_000_000  # ten seconds after every file's time
@@ -476,3 +480,91 @@ def test_a_file_that_changed_as_it_was_read_is_read_again_by_the_next_build(
     # at every build, and the broken record is as it was.
     assert dirty == ([path] if kind == "markdown" else [])
     assert same_as_full(repo, tmp_path) == "git"
+
+
+def test_git_asked_early_answers_the_first_question_of_its_root(repo: Repo, tmp_path: Path):
+    """status_asked_early: git asked as a command starts answers the build's
+    question of the same root (said by asked_ns, when git was asked), once; a
+    question of another root is asked of git anew."""
+    from labnote_index.read.git import status_asked_early
+
+    committed(repo)
+    other = Repo(tmp_path / "other", tmp_path / "other.db")
+    shutil.copytree(repo.root, other.root, symlinks=True)  # a work tree too (its .git)
+    before = time.time_ns()
+    with status_asked_early(repo.root / "registry" / ".."):  # the same root, spelt otherwise
+        entered = time.time_ns()
+        mine = work_tree_state(repo.root)
+        again = work_tree_state(repo.root)
+        theirs = work_tree_state(other.root)
+    assert mine is not None and again is not None and theirs is not None
+    assert before <= mine.asked_ns <= entered  # the answer to the early question
+    assert again.asked_ns > entered and theirs.asked_ns > entered  # asked anew
+    assert mine == again  # the same answer: nothing changed between
+
+
+def test_git_asked_early_and_not_answered_is_stopped(repo: Repo):
+    """A question no build took (the command failed first, or built nothing)
+    is stopped and waited for at the block's end, never answered later: a
+    build after it asks git itself."""
+    from labnote_index.read import git as read_git
+
+    committed(repo)
+    with read_git.status_asked_early(repo.root):
+        asked = read_git._ASKED_EARLY[os.path.realpath(repo.root)]
+    assert read_git._ASKED_EARLY == {}
+    assert asked.where.returncode is not None and asked.status.returncode is not None
+    after = time.time_ns()
+    state = work_tree_state(repo.root)
+    assert state is not None and state.asked_ns >= after
+
+
+def test_a_file_changed_after_git_was_asked_early_is_looked_at_next_time(repo: Repo):
+    """The files the build read changed since git was asked, where that was
+    before the build started (asked early): what git said of them may be out
+    of date, so they are kept among the paths to look at."""
+    from labnote_index.index.changed import record_state
+
+    state, packet, db = _clean_index(repo)
+    newest = db.execute("SELECT max(mtime_ns) FROM files").fetchone()[0]
+    asked = newest + 10_000_000_000  # git asked ten seconds after every file's time
+    changed = asked + 1_000_000_000  # the file changed a second after git was asked,
+    started = asked + 20_000_000_000  # and the build started long after, then read it
+    db.execute("UPDATE files SET mtime_ns = ? WHERE path = ?", [changed, packet])
+    early = WorkTreeState(state.head, state.dirty, state.index_stat, asked)
+    record_state(db, early, started_ns=started)
+    _, dirty, _ = json.loads(db["build_info"].get("work_tree")["value"])
+    assert dirty == [packet]
+    record_state(db, WorkTreeState(state.head, state.dirty, state.index_stat), started_ns=started)
+    _, dirty, _ = json.loads(db["build_info"].get("work_tree")["value"])
+    assert dirty == []  # asked as the build started: the change came before it
+
+
+def test_a_question_git_cannot_answer_is_not_left_running(repo: Repo):
+    """Not a work tree: rev-parse fails, and the status asked beside it is
+    stopped there and then, not left for the block's end (or for ever)."""
+    from labnote_index.read import git as read_git
+
+    with read_git.status_asked_early(repo.root):
+        asked = read_git._ASKED_EARLY[os.path.realpath(repo.root)]
+        assert work_tree_state(repo.root) is None
+        assert asked.where.returncode not in (None, 0) and asked.status.returncode is not None
+
+
+def test_git_is_asked_without_writing_its_index(repo: Repo):
+    """git status, asked without its optional lock, never writes git's index
+    (nor holds its index.lock, on which a git command of the user's beside it
+    would fail): a file touched since it was added, its content the same, is
+    refreshed by the user's own git, not by a build."""
+    committed(repo)
+    index = repo.root / ".git" / "index"
+    os.utime(repo.root / _packet(repo))  # git's stat data of it out of date
+    before = index.stat()
+    with_state = work_tree_state(repo.root)
+    assert with_state is not None and with_state.dirty == ()
+    build_index(repo.root, repo.db_path)
+    after = index.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert not (repo.root / ".git" / "index.lock").exists()
+    git(repo.root, "status")  # the user's git refreshes it
+    assert index.stat().st_mtime_ns != before.st_mtime_ns

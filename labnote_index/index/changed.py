@@ -188,7 +188,8 @@ def record_state(db: sqlite_utils.Database, state: WorkTreeState | None, started
     if state is None:
         db.table("build_info").delete_where("key = ?", [STATE_KEY])
         return
-    since = started_ns - _DURING_NS
+    # Since git was asked, where that was before the build started (asked early).
+    since = min(started_ns, state.asked_ns or started_ns) - _DURING_NS
     during = [path for (path,) in db.execute(_DURING, {"since": since, "changed": CHANGED_AS_READ})]
     dirty = tuple(sorted({*state.dirty, *during}))
     kept = WorkTreeState(state.head, dirty, state.index_stat)

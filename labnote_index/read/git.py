@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -17,6 +19,9 @@ def git_environment() -> dict[str, str]:
     """This process's environment without GIT_DIR and its kin (git sets them for
     hooks): with them, git would answer for another repository than the one named."""
     return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
+_TIMEOUT = 300  # seconds: a git that hangs (a lock, a network file system) is given up
 
 
 def run_git(
@@ -28,9 +33,44 @@ def run_git(
         input=stdin,
         capture_output=True,
         env=git_environment(),
-        timeout=300,
+        timeout=_TIMEOUT,
         check=False,
     )
+
+
+def _start_git(root: Path, *args: str) -> subprocess.Popen[bytes]:
+    """git for ``root`` started, its answer read later (``_answer``)."""
+    return subprocess.Popen(
+        ["git", "-C", str(root), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=git_environment(),
+    )
+
+
+def _answer(started: subprocess.Popen[bytes]) -> subprocess.CompletedProcess[bytes]:
+    """What a started git answered (TimeoutExpired, the git stopped, past _TIMEOUT)."""
+    try:
+        out, err = started.communicate(timeout=_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        _stop(started)
+        raise
+    return subprocess.CompletedProcess(started.args, started.returncode, out, err)
+
+
+def _stop(started: subprocess.Popen[bytes]) -> None:
+    """A started git stopped (if not answered yet) and waited for: never left
+    behind. SIGTERM, which git catches to remove the lock files it holds (a
+    SIGKILL would leave them, and every later git command in the repository
+    would fail on them); SIGKILL only for one that is still there a minute on."""
+    if started.returncode is None:
+        started.terminate()  # nothing where it has ended
+        try:
+            started.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            started.kill()
+            started.communicate()
 
 
 def head_commit(root: Path) -> str | None:
@@ -105,6 +145,9 @@ class WorkTreeState:
     head: str
     dirty: tuple[str, ...]
     index_stat: tuple[int, int, int]
+    # When git was asked (time.time_ns; 0 unknown): a file changed after it may
+    # have been read changed and called clean (changed.record_state). Not kept.
+    asked_ns: int = field(default=0, compare=False)
 
     def as_json(self) -> str:
         """The state as build_info keeps it."""
@@ -120,6 +163,71 @@ class WorkTreeState:
             return None
 
 
+# What work_tree_state asks: every path not as HEAD has it, untracked and
+# ignored ones included (a new record is untracked; an ignored one is left out).
+# Without the optional lock: status never writes git's index (its refreshed stat
+# data), the user's own git commands do; one of theirs running beside it would
+# otherwise fail on the index.lock it holds.
+_WHERE = ("rev-parse", "--show-prefix", "--git-path", "index", "HEAD")
+_STATUS = (
+    "--no-optional-locks",
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--untracked-files=all",
+    "--ignored=matching",
+    "--no-renames",
+    "--",
+    ".",
+)
+
+
+@dataclass
+class _Asked:
+    """work_tree_state's two questions, started at ``at_ns`` and not yet answered."""
+
+    at_ns: int
+    where: subprocess.Popen[bytes]
+    status: subprocess.Popen[bytes]
+
+    @staticmethod
+    def start(root: Path) -> _Asked:
+        at_ns = time.time_ns()
+        where = _start_git(root, *_WHERE)
+        try:
+            return _Asked(at_ns, where, _start_git(root, *_STATUS))
+        except BaseException:
+            _stop(where)
+            raise
+
+    def stop(self) -> None:
+        _stop(self.where)
+        _stop(self.status)
+
+
+# Asked by status_asked_early, for the first work_tree_state of the same root.
+_ASKED_EARLY: dict[str, _Asked] = {}
+
+
+@contextmanager
+def status_asked_early(root: Path) -> Iterator[None]:
+    """git asked now what work_tree_state will ask of ``root``, so that a command
+    imports its library and reads its settings while git looks at every file
+    (on a second core, most of a hook's start-up). The first work_tree_state of
+    ``root`` in the block takes git's answer, and asked_ns says when git was
+    asked; one the block's work did not take is stopped at its end, never
+    answered to a later question."""
+    key = os.path.realpath(root)
+    with suppress(OSError):  # no git: work_tree_state finds so itself
+        _ASKED_EARLY[key] = _Asked.start(Path(key))
+    try:
+        yield
+    finally:
+        left = _ASKED_EARLY.pop(key, None)
+        if left is not None:
+            left.stop()
+
+
 def work_tree_state(
     root: Path, meanwhile: AbstractContextManager[object] | None = None
 ) -> WorkTreeState | None:
@@ -128,35 +236,33 @@ def work_tree_state(
     (a directory it cannot read), or a file it is told to look away from
     (sparse checkout's skip-worktree, assume-unchanged) or a submodule (whose
     files are another repository's). ``meanwhile`` is entered while ``git
-    status`` runs (in a work tree only), for work to do as this process waits."""
+    status`` runs (in a work tree only), for work to do as this process waits.
+    Both questions are asked at once (asked already, by status_asked_early)."""
     try:
-        where = run_git(root, "rev-parse", "--show-prefix", "--git-path", "index", "HEAD")
+        asked = _ASKED_EARLY.pop(os.path.realpath(root), None) or _Asked.start(root)
+    except OSError:
+        return None
+    try:
+        where = _answer(asked.where)
         if where.returncode != 0:
             return None
         prefix, index_path, head = where.stdout.decode("utf-8", "surrogateescape").split("\n")[:3]
         index_file = Path(root, index_path)
         with meanwhile or nullcontext():
-            status = run_git(
-                root,
-                "status",
-                "--porcelain=v1",
-                "-z",
-                "--untracked-files=all",
-                "--ignored=matching",
-                "--no-renames",
-                "--",
-                ".",
-            )
+            status = _answer(asked.status)
         if status.returncode != 0 or status.stderr.strip():
             return None
         st = os.stat(index_file)
     except (OSError, subprocess.TimeoutExpired, ValueError):
         return None
+    finally:
+        asked.stop()  # a question not answered (an error) is not left running
     dirty = []
     for entry in status.stdout.decode("utf-8", "surrogateescape").split("\0"):
         if len(entry) > 3 and entry.startswith(prefix, 3):
             dirty.append(entry[3 + len(prefix) :])
-    return WorkTreeState(head, tuple(sorted(dirty)), (st.st_ino, st.st_size, st.st_mtime_ns))
+    index_stat = (st.st_ino, st.st_size, st.st_mtime_ns)
+    return WorkTreeState(head, tuple(sorted(dirty)), index_stat, asked.at_ns)
 
 
 def looks_away(root: Path) -> bool | None:
