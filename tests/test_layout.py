@@ -165,10 +165,10 @@ def _calls(path: Path, dotted: str) -> bool:
 
 
 def test_files_are_renamed_into_place_in_the_three_places_that_own_it():
-    """The index (build), files and directories written whole (tempfiles:
-    replace_file, new_tree) and fix's repairs through directory descriptors:
-    nowhere else."""
-    homes = {"index/build.py", "index/tempfiles.py", "repair/repairs.py"}
+    """The index (writing: atomic_database), files and directories written whole
+    (tempfiles: replace_file, new_tree) and fix's repairs through directory
+    descriptors: nowhere else."""
+    homes = {"index/writing.py", "index/tempfiles.py", "repair/repairs.py"}
     found = {
         path.relative_to(PACKAGE).as_posix()
         for path in MODULES

@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
-import stat
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,8 +27,7 @@ from typing import Any
 
 import sqlite_utils
 
-from .. import interrupts
-from ..errors import IndexWriteError, RepositoryError
+from ..errors import RepositoryError
 from ..format.contract import Contract
 from ..format.rules import RECORD_TYPES
 from ..lazy import imported_meanwhile
@@ -53,12 +49,12 @@ from .files import (
     refresh_link_targets,
     refresh_packet_files,
 )
-from .index_file import APPLICATION_ID, as_database, check_index_path
+from .index_file import as_database, check_index_path
 from .markdown_files import refresh_markdown_links
 from .parallel import MIN_PART, default_jobs, run_sharded, start_workers_early
 from .resolve import delete_in, resolve_references
 from .schema import create_indexes, create_lookup_indexes, create_markdown_reads, create_tables
-from .tempfiles import remove_abandoned, temp_name
+from .writing import EarlyCopy, atomic_database, early_copy, written_here
 
 # What a build that reads a file imports first (pydantic and the record models:
 # 0.09 s, about a tenth of the pre-commit hook's run after one edit).
@@ -188,71 +184,74 @@ def build_index(
     if not files:
         is_a_repository(repo)
     incremental = exists and not full and not files and _same_settings(db_path, settings)
-    # What git says of the work tree as the build starts (kept for the next one;
-    # an index made for one check is never built on again, so it asks nothing).
-    started_ns = time.time_ns()
-    asked: Future[WorkTreeState | None] | None = None
-    work_tree = None
-    if browsable and not files:
-        if incremental:  # what changed is asked of git first
-            # With a core to spare, what reading imports is imported as git works.
-            work_tree = git_state(sandbox, imported_meanwhile(_READING) if jobs > 1 else None)
-        else:  # only kept for the next build: asked while this one walks
-            asked = ThreadPoolExecutor(1).submit(git_state, sandbox)
-    changes, suspects = None, None
-    if incremental and work_tree is not None:
-        try:
-            with as_database(db_path, read_only=True) as db:
-                said = changes_by_git(db, sandbox, work_tree, exclude)
-            if said is not None:
-                changes, suspects = said
-        except sqlite3.DatabaseError:
-            pass  # a damaged index: the build finds it so, and rebuilds it
-    if files:
-        found: Sequence[DiscoveredFile] = named_files(files)
-    elif changes is not None:
-        found = FoundFiles()  # git said what changed: no walk
-    else:
-        # Enough files for workers: their server is started as soon as the walk
-        # has found that many, so that it imports what they need meanwhile.
-        many = (2 * MIN_PART, start_workers_early) if jobs > 1 and not incremental else None
-        found = discover(repo, sandbox.entered, exclude, many)
-    PHASES.mark("walk")
-    if files and jobs > 1 and len(found) >= 2 * MIN_PART:  # named, not walked
-        start_workers_early()  # it imports what they need while this process starts
-    checks = check_fingerprint if check is not None else None
-    build = _Build(
-        sandbox, found, settings, jobs, progress or SILENT, check, checks, config, contract
-    )
-    build.browsable, build.derived = browsable, derived
-    build.changes, build.work_tree, build.started_ns = changes, work_tree, started_ns
-    build.suspects = suspects
-    build.asked = asked
-    del found  # the build holds it, and lets it go once the files are read
-    try:
-        if incremental:
+    # An incremental build's copy of the index, made as it waits for git (or walks).
+    with early_copy(db_path, incremental and jobs > 1) as copied:
+        # What git says of the work tree as the build starts (kept for the next one;
+        # an index made for one check is never built on again, so it asks nothing).
+        started_ns = time.time_ns()
+        asked: Future[WorkTreeState | None] | None = None
+        work_tree = None
+        if browsable and not files:
+            if incremental:  # what changed is asked of git first
+                # With a core to spare, what reading imports is imported as git works.
+                work_tree = git_state(sandbox, imported_meanwhile(_READING) if jobs > 1 else None)
+            else:  # only kept for the next build: asked while this one walks
+                asked = ThreadPoolExecutor(1).submit(git_state, sandbox)
+        changes, suspects = None, None
+        if incremental and work_tree is not None:
             try:
-                current = _unchanged_index(db_path, build)
-                how = "git" if changes is not None else "walk"
-                if current is not None:
-                    current.changes_from = how
-                    # Left as it is (never written in place: a server may read
-                    # it); what git said is kept by the next build that writes.
-                    return current
-                result = build.run(db_path, incremental=True)
-                result.changes_from = how
-                return result
-            except sqlite3.DatabaseError as exc:  # a damaged index: start again
-                build.found, build.changes = discover(repo, sandbox.entered, exclude), None
-                build.suspects = None
-                result = build.run(db_path, incremental=False)
-                result.rebuilt_because = f"the index was damaged ({exc}); it was rebuilt in full"
-                return result
-        return build.run(db_path, incremental=False)
-    finally:
-        build.progress.finish()
-        PHASES.mark("finish")
-        PHASES.write()
+                with as_database(db_path, read_only=True) as db:
+                    said = changes_by_git(db, sandbox, work_tree, exclude)
+                if said is not None:
+                    changes, suspects = said
+            except sqlite3.DatabaseError:
+                pass  # a damaged index: the build finds it so, and rebuilds it
+        if files:
+            found: Sequence[DiscoveredFile] = named_files(files)
+        elif changes is not None:
+            found = FoundFiles()  # git said what changed: no walk
+        else:
+            # Enough files for workers: their server is started as soon as the walk
+            # has found that many, so that it imports what they need meanwhile.
+            many = (2 * MIN_PART, start_workers_early) if jobs > 1 and not incremental else None
+            found = discover(repo, sandbox.entered, exclude, many)
+        PHASES.mark("walk")
+        if files and jobs > 1 and len(found) >= 2 * MIN_PART:  # named, not walked
+            start_workers_early()  # it imports what they need while this process starts
+        checks = check_fingerprint if check is not None else None
+        build = _Build(
+            sandbox, found, settings, jobs, progress or SILENT, check, checks, config, contract
+        )
+        build.browsable, build.derived = browsable, derived
+        build.changes, build.work_tree, build.started_ns = changes, work_tree, started_ns
+        build.suspects = suspects
+        build.asked, build.copied = asked, copied
+        del found  # the build holds it, and lets it go once the files are read
+        try:
+            if incremental:
+                try:
+                    current = _unchanged_index(db_path, build)
+                    how = "git" if changes is not None else "walk"
+                    if current is not None:
+                        current.changes_from = how
+                        # Left as it is (never written in place: a server may read
+                        # it); what git said is kept by the next build that writes.
+                        return current
+                    result = build.run(db_path, incremental=True)
+                    result.changes_from = how
+                    return result
+                except sqlite3.DatabaseError as exc:  # a damaged index: start again
+                    build.found, build.changes = discover(repo, sandbox.entered, exclude), None
+                    build.suspects = None
+                    result = build.run(db_path, incremental=False)
+                    damaged = f"the index was damaged ({exc}); it was rebuilt in full"
+                    result.rebuilt_because = damaged
+                    return result
+            return build.run(db_path, incremental=False)
+        finally:
+            build.progress.finish()
+            PHASES.mark("finish")
+            PHASES.write()
 
 
 @dataclass(frozen=True)
@@ -283,6 +282,7 @@ class _Build:
     derived: Derived | None = None
     work_tree: WorkTreeState | None = None  # what git said as the build started
     asked: Future[WorkTreeState | None] | None = None  # or will say, asked then
+    copied: EarlyCopy | None = None  # the index copied early, for an incremental build
     started_ns: int = 0
     # (to read again, removed) against the index, when already compared
     changes: tuple[Sequence[DiscoveredFile], list[str]] | None = None
@@ -297,7 +297,8 @@ class _Build:
 
         sandbox, files = self.sandbox, self.settings["files"]
         PHASES.mark("compare")  # what changed since the index (incremental)
-        with atomic_database(db_path, start_from=db_path if incremental else None) as db:
+        copied = self.copied if incremental else None
+        with atomic_database(db_path, db_path if incremental else None, copied) as db:
             PHASES.mark("copy")
             changed = None  # the files read again or removed, on an incremental build
             checked_by = None  # the checks the findings in the index were made by
@@ -500,21 +501,6 @@ def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:
         db.close()
 
 
-def _file_identity(path: Path) -> str:
-    st = os.stat(path)
-    return json.dumps([st.st_dev, st.st_ino])
-
-
-def written_here(db: sqlite_utils.Database, db_path: Path) -> bool:
-    """Whether the index at ``db_path`` is the very file a build here wrote: each
-    build records its file's device and inode, which a rename keeps and a
-    copy, a checkout or a cache restored from elsewhere does not. An index
-    that arrived any other way (a committed cache, a file copied in) is not
-    trusted with a single row: it is built again in full."""
-    row = db.execute("SELECT value FROM build_info WHERE key = 'written'").fetchone()
-    return row is not None and row[0] == _file_identity(db_path)
-
-
 def _forget(db: sqlite_utils.Database, paths: list[str]) -> None:
     """Delete every row made from these files."""
     dirs = [parent_dir(p) for p in paths if classify(p) == "handoff_manifest"]
@@ -538,58 +524,3 @@ def _result(db: sqlite_utils.Database, db_path: Path) -> BuildResult:
     for row in db.query("SELECT severity, count(*) AS n FROM findings GROUP BY severity"):
         result.findings[row["severity"]] = row["n"]
     return result
-
-
-@contextmanager
-def atomic_database(
-    db_path: Path, start_from: Path | None = None
-) -> Iterator[sqlite_utils.Database]:
-    """A database in a temporary file (empty, or a copy of ``start_from``), moved
-    over ``db_path`` on success only.
-
-    The temporary file is named for this process (``tempfiles``), so that one
-    left by a killed build is cleared away by the next. It is created as any
-    new file is (the umask applies); one that replaces an index keeps its mode.
-    """
-    try:
-        db_path.parent.mkdir(parents=True, exist_ok=True)
-        remove_abandoned(db_path.parent)
-        tmp = db_path.parent / temp_name("tmp", db_path.name)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-        os.close(fd)
-    except OSError as exc:
-        raise IndexWriteError(f"cannot write the index {db_path}: {exc.strerror}") from exc
-    try:
-        if start_from is not None:
-            shutil.copyfile(start_from, tmp)
-            os.chmod(tmp, stat.S_IMODE(os.stat(start_from).st_mode))
-        elif db_path.is_file():
-            os.chmod(tmp, stat.S_IMODE(os.stat(db_path).st_mode))
-        conn = sqlite3.connect(tmp)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    try:
-        # The rename is what makes the build atomic, so the temporary file
-        # needs no journal of its own.
-        conn.execute("PRAGMA journal_mode = OFF")
-        conn.execute("PRAGMA synchronous = OFF")
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        db = as_database(conn)
-        yield db
-        # Which file this is (the rename keeps it): what proves, next time, that
-        # the index is one a build here wrote (written_here).
-        row = {"key": "written", "value": _file_identity(tmp)}
-        db.table("build_info").insert(row, replace=True)
-        conn.commit()
-        conn.close()
-        with interrupts.whole():  # replaced and said so, or neither
-            try:
-                os.replace(tmp, db_path)
-            except OSError as exc:
-                raise IndexWriteError(f"cannot write the index {db_path}: {exc.strerror}") from exc
-            interrupts.changed(f"the index {db_path} was replaced by a complete new one")
-    except BaseException:
-        conn.close()
-        tmp.unlink(missing_ok=True)
-        raise

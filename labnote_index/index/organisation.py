@@ -28,8 +28,9 @@ from pathlib import Path
 import sqlite_utils
 
 from ..errors import NotAnIndex
-from .build import INDEX_FORMAT, atomic_database
+from .build import INDEX_FORMAT
 from .index_file import as_database, check_index_path, read_only_uri, repository_name
+from .writing import atomic_database
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
