@@ -361,3 +361,46 @@ def test_record_scoped_checks_look_again_only_at_what_changed(repo: Repo, tmp_pa
     (repo.root / "registry/stray.txt").unlink()
     assert dated() == [second]
     assert_same_as_full(repo, tmp_path)
+
+
+def _scans(conn: sqlite3.Connection, sql: str) -> list[str]:
+    """The steps of ``sql``'s plan that read a whole table, row by row."""
+    plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}")]
+    return [step for step in plan if step.startswith("SCAN") and "INDEX" not in step]
+
+
+def test_the_few_rows_every_build_looks_for_are_searched_not_scanned(repo: Repo):
+    # An incremental build after one edit runs these on every row's table: each
+    # is a search of schema.PARTIAL_INDEXES (a handful of rows), never a scan
+    # of the 44,000 Markdown files, records or artifacts of the benchmark.
+    from labnote_index.checks.catalogue import load_checks
+    from labnote_index.index import markdown_files
+    from labnote_index.index.files import NOT_REGULAR
+
+    build_index(repo.root, repo.db_path)
+    checks = {check.id: check.sql for check in load_checks()}
+    statements = [checks[name] for name in ("file_unreadable", "reference_unreadable")]
+    statements.append(checks["artifact_hard_link"])
+    statements += [
+        markdown_files.UNHASHED_TO_READ,
+        markdown_files.UNHASHED_READ_ALREADY,
+        markdown_files.UNHASHED_HASHED_ALREADY,
+        f"SELECT path FROM artifacts WHERE {NOT_REGULAR}",
+        f"SELECT path FROM link_targets WHERE {NOT_REGULAR}",
+    ]
+    conn = sqlite3.connect(repo.db_path)
+    for sql in statements:
+        assert _scans(conn, sql) == [], sql
+    for sql in statements[3:6]:  # from the few files, not from every artifact read whole
+        plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}")]
+        first = next(step for step in plan if step.startswith(("SCAN", "SEARCH")))
+        assert first.startswith("SEARCH f USING INDEX idx_files_unhashed"), plan
+    # The indexes hold the few: none, once a clean build is done.
+    for name in ("idx_files_unhashed", "idx_files_error", "idx_artifacts_irregular"):
+        table = conn.execute("SELECT tbl_name FROM sqlite_master WHERE name = ?", [name])
+        where = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", [name]).fetchone()[0]
+        rows = conn.execute(
+            f"SELECT count(*) FROM {table.fetchone()[0]} WHERE {where.split(' WHERE ')[1]}"
+        )
+        assert rows.fetchone()[0] == 0, name
+    conn.close()

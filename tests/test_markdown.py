@@ -1,10 +1,12 @@
 """Tests of: ``read/markdown.py`` (where each link is, and what it names) and
 ``index/markdown_files.py`` (how Markdown files are read once, and how a
-record's Markdown artifact gives its links and its row)."""
+record's Markdown artifact gives its links and its row) and
+``index/link_targets.py`` (what each link's target is on disk now)."""
 
 from __future__ import annotations
 
 from hashlib import sha256
+from pathlib import Path
 
 import pytest
 
@@ -201,3 +203,31 @@ def test_a_markdown_file_gone_before_its_hash_is_an_error_and_the_rest_are_hashe
     gone, kept = db["files"].get("docs/a-gone.md"), db["files"].get("docs/b-kept.md")
     assert gone["sha256"] is None and "missing" in gone["error"]
     assert kept["sha256"] == sha256(b"kept\n").hexdigest() and kept["error"] is None
+
+
+def test_a_link_target_row_says_what_the_target_is_now_and_follows_nothing_out(tmp_path: Path):
+    from labnote_index.index.link_targets import link_target_row
+    from labnote_index.read.paths import Sandbox
+
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    (root / "docs").mkdir(parents=True)
+    outside.mkdir()
+    (root / "docs" / "a.md").write_text("a\n")
+    (root / "out").symlink_to(outside, target_is_directory=True)
+    (root / "dangling.md").symlink_to(root / "gone.md")
+    (root / "docs" / "to_a.md").symlink_to(root / "docs" / "a.md")
+    sandbox = Sandbox(root)
+    row = link_target_row(sandbox, "docs/a.md")
+    ctime = (root / "docs" / "a.md").lstat().st_ctime_ns
+    assert row == {"path": "docs/a.md", "status": "ok", "regular_file": 1, "ctime_ns": ctime}
+    assert link_target_row(sandbox, "docs")["status"] == "ok"  # a directory is a target
+    assert link_target_row(sandbox, "docs")["regular_file"] == 0
+    assert (
+        link_target_row(sandbox, "docs/to_a.md")["regular_file"] == 0
+    )  # a symlink: looked at again
+    assert link_target_row(sandbox, "docs/to_a.md")["status"] == "ok"
+    assert link_target_row(sandbox, "missing.md")["status"] == "missing"
+    assert link_target_row(sandbox, "dangling.md")["status"] == "missing"
+    assert link_target_row(sandbox, "out/x.md")["status"] == "escapes"  # never looked at there
+    assert link_target_row(sandbox, "docs/.GIT/config")["status"] == "git"
+    assert link_target_row(sandbox, "nul\x00.md")["status"] == "missing"

@@ -42,14 +42,14 @@ from ..text import findings_phrase, parent_dir, plural
 from .changed import Suspects, changes_by_git, changes_by_walk, git_state, record_state
 from .cycles import store_cycles
 from .files import (
+    artifacts_named,
     artifacts_unchanged,
-    link_targets_unchanged,
     packet_files_unchanged,
     refresh_artifacts,
-    refresh_link_targets,
     refresh_packet_files,
 )
 from .index_file import as_database, check_index_path
+from .link_targets import link_targets_unchanged, refresh_link_targets
 from .markdown_files import refresh_markdown_links
 from .parallel import MIN_PART, default_jobs, run_sharded, start_workers_early
 from .resolve import delete_in, resolve_references
@@ -302,11 +302,13 @@ class _Build:
             PHASES.mark("copy")
             changed = None  # the files read again or removed, on an incremental build
             checked_by = None  # the checks the findings in the index were made by
+            named = None  # the artifacts the files read again or removed name
             if incremental:
                 row = db.execute("SELECT value FROM build_info WHERE key = 'checks'").fetchone()
                 checked_by = row[0] if row else None
                 to_read, removed = self.changes or changes_by_walk(db, sandbox, self.found)
                 changed = [displayable(f.path) for f in to_read] + removed
+                named = artifacts_named(db, changed)  # as the index has them
                 _forget(db, changed)
                 create_markdown_reads(db)  # the build's own: dropped once the artifacts are in
             else:
@@ -336,7 +338,9 @@ class _Build:
             PHASES.mark("read")
             # git's word, where it was asked, settles the files it does not name.
             suspects = self.suspects if incremental else None
-            refresh_artifacts(db, sandbox, self.jobs, suspects)
+            if named is not None and changed is not None:  # and as they name them now
+                named |= artifacts_named(db, changed)
+            refresh_artifacts(db, sandbox, self.jobs, suspects, named)
             PHASES.mark("artifacts")
             refresh_markdown_links(db, sandbox)  # after the artifacts: it reads their bodies
             PHASES.mark("markdown links")

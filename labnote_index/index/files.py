@@ -1,5 +1,5 @@
-"""Files the index takes in besides the records: artifacts, packet files, and
-the targets of Markdown links.
+"""Files the index takes in besides the records: artifacts and packet files
+(and the rule both share with the targets of Markdown links, link_targets.py).
 
 Both are refreshed the same way on a full and an incremental build: a file
 whose size, times and inode are as stored keeps its row (one that changed too
@@ -27,7 +27,6 @@ from ..read.parse import NotRegularFile, hash_file, read_error, same_file
 from ..read.paths import (
     HIDDEN,
     INSIDE,
-    OUTSIDE,
     FileStat,
     Sandbox,
     as_read,
@@ -133,21 +132,45 @@ def _read(sandbox: Sandbox, row: dict[str, Any], key: FileStat, ignored: bool) -
     return True
 
 
+def artifacts_named(db: sqlite_utils.Database, files: list[str]) -> set[str]:
+    """The artifact paths the records of ``files`` name."""
+    rows = db.execute(
+        "SELECT artifact_path FROM records WHERE file IN (SELECT value FROM json_each(?)) "
+        "AND artifact_path IS NOT NULL",
+        [json.dumps(files)],
+    )
+    return {path for (path,) in rows}
+
+
 def refresh_artifacts(
-    db: sqlite_utils.Database, sandbox: Sandbox, jobs: int = 1, suspects: Suspects | None = None
+    db: sqlite_utils.Database,
+    sandbox: Sandbox,
+    jobs: int = 1,
+    suspects: Suspects | None = None,
+    named: set[str] | None = None,
 ) -> None:
     """Make ``artifacts`` hold exactly the paths records name, each as it is on disk now
     (read over up to ``jobs`` processes; git's word taken where ``suspects``
     are given). Stored rows are compared as they stream by: memory holds what
-    changed, not every artifact (435,000 at the largest size benchmarked)."""
+    changed, not every artifact (435,000 at the largest size benchmarked).
+    ``named``: on an incremental build, the paths the records read again or
+    removed named, before or now; any other path is named as it was, so only
+    these (and the stale) can be wanted anew or gone (None: any)."""
     stale = list(_stale_artifacts(db, sandbox, suspects))
+    gone_where = wanted = "1"  # any path
+    values: list[str] = []
+    if named is not None:  # a stale row is deleted below, and is wanted anew
+        gone_where = "path IN (SELECT value FROM json_each(?))"
+        wanted = "artifact_path IN (SELECT value FROM json_each(?))"
+        values = [json.dumps(sorted(named.union(stale)))]
     gone = [
         path
         for (path,) in db.execute(
             # Each stored path looked up in records' index (NOT IN would first
             # build a list of every path named: twice as slow at 43,000).
-            "SELECT path FROM artifacts a WHERE NOT EXISTS "
-            "(SELECT 1 FROM records r WHERE r.artifact_path = a.path)"
+            f"SELECT path FROM artifacts a WHERE {gone_where} AND NOT EXISTS "
+            "(SELECT 1 FROM records r WHERE r.artifact_path = a.path)",
+            values,
         )
     ]
     delete_in(db, "artifacts", "path", gone + stale)  # gone, or to be read again
@@ -161,10 +184,11 @@ def refresh_artifacts(
         (path, None if size is None else (size, mtime_ns, ctime_ns, inode))
         for path, size, mtime_ns, ctime_ns, inode in db.execute(
             "SELECT path, size, mtime_ns, ctime_ns, inode FROM (SELECT DISTINCT "
-            "artifact_path AS path FROM records WHERE artifact_path IS NOT NULL "
+            f"artifact_path AS path FROM records WHERE {wanted} AND artifact_path IS NOT NULL "
             "AND artifact_path NOT IN (SELECT path FROM artifacts)) LEFT JOIN (SELECT "
             "path AS walked, size, mtime_ns, ctime_ns, inode FROM files "
-            "WHERE regular_file = 1) ON walked = path"
+            "WHERE regular_file = 1) ON walked = path",
+            values,
         )
     ]
     writer = ArtifactWriter(now, ask_git=bool(todo) and in_git_work_tree(sandbox.root))
@@ -287,14 +311,19 @@ def _stale_artifacts(
 ) -> Iterator[str]:
     """The stored artifact rows that no longer describe what is on disk, by path."""
     columns = "path, size, mtime_ns, ctime_ns, inode, status, sha256"
-    for path, size, mtime_ns, ctime_ns, inode, status, sha256 in _unvouched(
+    for path, size, mtime_ns, ctime_ns, inode, status, sha256 in unvouched(
         db, sandbox, suspects, "artifacts", columns
     ):
         if not _unchanged(sandbox, path, (size, mtime_ns, ctime_ns, inode), status, sha256):
             yield path
 
 
-def _unvouched(
+# The rows git's word never settles: not stored as a regular file (an index of
+# their own, schema.PARTIAL_INDEXES: a few among 43,000).
+NOT_REGULAR = "regular_file IS NOT 1"
+
+
+def unvouched(
     db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None, table: str, columns: str
 ) -> Iterator[tuple[Any, ...]]:
     """The rows of ``table`` (artifacts or link_targets) that git's word does not
@@ -314,7 +343,7 @@ def _unvouched(
         if suspects.named(f"{d}/" if d else d) or not sandbox.direct(d)
     ]
     parts = [
-        ("regular_file IS NOT 1", []),
+        (NOT_REGULAR, []),
         ("path IN (SELECT value FROM json_each(?))", [json.dumps(suspects.files)]),
     ]
     seen: set[str] = set()
@@ -492,84 +521,3 @@ def _packet_file_changes(
 
 # A Markdown file or view larger than this is hashed only: its links are not read.
 MAX_TEXT = 64 * 1024 * 1024
-
-
-# Markdown link targets: looked at again on every build (a target can appear
-# or go while the file linking to it stays as it was), one lstat each, except
-# a regular file git vouches for (``_unvouched``).
-_TARGETS = "SELECT target FROM markdown_links WHERE target IS NOT NULL"
-
-
-def link_target_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
-    """The ``link_targets`` row of ``path``: what it is now, ``ok`` (a file or
-    directory inside), ``missing``, ``escapes`` (a symlink, its own or a
-    directory's on the way, that leads outside the repository) or ``git``
-    (inside ``.git``, which is git's, never part of the repository as its
-    readers see it); and, for a regular file that is not a symlink, its change
-    time (a file changed as the build ran is looked at by the next, whatever git
-    says). Nothing is read, and no symlink is followed out."""
-    row: dict[str, Any] = {"path": path, "status": "missing", "regular_file": 0, "ctime_ns": None}
-    if any(part.lower() == ".git" for part in path.split("/")):
-        row["status"] = "git"
-        return row
-    full = sandbox.path(path)
-    try:
-        # Its directories resolved, whether it exists or not. A link into a
-        # dot-directory (.github/) is fine: a target is looked at, never read.
-        if sandbox.place(path) == OUTSIDE:
-            row["status"] = "escapes"
-            return row
-        key = lstat_key(full)
-        if key is None or (key.is_link and not os.path.exists(full)):  # a dangling symlink too
-            return row
-    except (OSError, ValueError):  # a NUL in the name, a name too long
-        return row
-    row["status"] = "ok"
-    if key.is_regular:
-        row["regular_file"], row["ctime_ns"] = 1, key.ctime_ns
-    return row
-
-
-def refresh_link_targets(
-    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None = None
-) -> None:
-    """Make ``link_targets`` hold each distinct Markdown link target as it is now:
-    rows no link names go, the others git does not vouch for are looked at again
-    (only those that differ are written)."""
-    db.execute(f"DELETE FROM link_targets WHERE path NOT IN ({_TARGETS})")
-    rows = []
-    for path, status, regular_file, ctime_ns in _targets_to_look_at(db, sandbox, suspects):
-        row = link_target_row(sandbox, path)
-        if (row["status"], row["regular_file"], row["ctime_ns"]) != (
-            status,
-            regular_file,
-            ctime_ns,
-        ):
-            rows.append(row)
-    delete_in(db, "link_targets", "path", [row["path"] for row in rows])
-    Inserts(db).insert("link_targets", rows)
-
-
-def _targets_to_look_at(
-    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None
-) -> Iterator[tuple[Any, ...]]:
-    """Each link target with no row yet (its stored columns None), then each
-    stored row git does not vouch for."""
-    new = f"SELECT DISTINCT target FROM ({_TARGETS}) "
-    new += "WHERE target NOT IN (SELECT path FROM link_targets)"
-    for (path,) in db.execute(new).fetchall():
-        yield path, None, None, None
-    yield from _unvouched(
-        db, sandbox, suspects, "link_targets", "path, status, regular_file, ctime_ns"
-    )
-
-
-def link_targets_unchanged(
-    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None = None
-) -> bool:
-    """Whether ``link_targets`` still says what every link target is."""
-    gone = db.execute(f"SELECT 1 FROM link_targets WHERE path NOT IN ({_TARGETS}) LIMIT 1")
-    return gone.fetchone() is None and all(
-        status is not None and link_target_row(sandbox, path)["status"] == status
-        for path, status, _, _ in _targets_to_look_at(db, sandbox, suspects)
-    )

@@ -210,6 +210,30 @@ _NEW_MARKDOWN = "f.kind = 'markdown' AND f.sha256 IS NULL AND f.error IS NULL"
 _BODY_HELD = "a.status = 'ok' AND a.regular_file = 1 AND a.body IS NOT NULL"
 
 
+# Each a search of the few files this build left unhashed (idx_files_unhashed),
+# not a look at every Markdown row: those to read from disk (no artifact, or one
+# not read, unsafe, missing, ..., or whose body was not kept: too big, or a
+# second name, hashed only) ...
+UNHASHED_TO_READ = (
+    "SELECT f.path, f.inode, a.status IS 'ok' FROM files f LEFT JOIN artifacts a "
+    f"ON a.path = f.path WHERE {_NEW_MARKDOWN} AND a.status IS NOT 'ignored' "
+    f"AND NOT ({_BODY_HELD})"
+)
+# ... those whose artifact body holds a link (the files first: CROSS JOIN keeps
+# that order, not every body looked at) ...
+UNHASHED_READ_ALREADY = (
+    "SELECT f.path, a.body FROM files f CROSS JOIN artifacts a ON a.path = f.path "
+    f"WHERE {_NEW_MARKDOWN} AND {_BODY_HELD} AND (instr(a.body, '](') OR instr(a.body, ']:'))"
+)
+# ... and every one read already, as an artifact: its read, its times too (a
+# regular file's are its read's).
+UNHASHED_HASHED_ALREADY = (
+    "UPDATE files AS f SET (sha256, size, mtime_ns, ctime_ns, inode) = "
+    "(a.sha256, a.size, a.mtime_ns, a.ctime_ns, a.inode) FROM artifacts a "
+    f"WHERE a.path = f.path AND {_NEW_MARKDOWN} AND {_BODY_HELD}"
+)
+
+
 def _not_ignored(sandbox: Sandbox, rows: list[tuple[str, int, bool]]) -> list[tuple[str, int]]:
     """The (path, inode) of ``rows`` (path, inode, read as an artifact) that git
     does not ignore. An artifact read was asked of git by the artifact refresh;
@@ -234,18 +258,8 @@ def refresh_markdown_links(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
     is handed to the parser. A file with a second name (which may lie
     outside), or an artifact git ignores, has its links never read; a file
     git ignores (or may: git could not tell) is never read."""
-    # Read from disk: no artifact, or one not read (unsafe, missing, ...), or
-    # whose body was not kept (too big, or a second name: hashed only).
-    joined = "FROM files f LEFT JOIN artifacts a ON a.path = f.path"
-    to_read = db.execute(
-        f"SELECT f.path, f.inode, a.status IS 'ok' {joined} "
-        f"WHERE {_NEW_MARKDOWN} AND a.status IS NOT 'ignored' AND NOT ({_BODY_HELD})"
-    ).fetchall()
-    to_read = _not_ignored(sandbox, to_read)
-    bodies = db.execute(
-        f"SELECT f.path, a.body {joined} WHERE {_NEW_MARKDOWN} AND {_BODY_HELD} "
-        "AND (instr(a.body, '](') OR instr(a.body, ']:'))"
-    )
+    to_read = _not_ignored(sandbox, db.execute(UNHASHED_TO_READ).fetchall())
+    bodies = db.execute(UNHASHED_READ_ALREADY)
     links: list[dict[str, Any]] = []
     for path, body in bodies:
         links += link_rows(path, body)
@@ -264,12 +278,7 @@ def refresh_markdown_links(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
         if hashed.content is not None and hashed.links == 1:
             links += link_rows(path, hashed.content.decode("utf-8", "replace"))
     with db.conn:
-        # The artifact's read, its times too (a regular file's are its read's).
-        db.conn.execute(
-            "UPDATE files AS f SET (sha256, size, mtime_ns, ctime_ns, inode) = "
-            "(a.sha256, a.size, a.mtime_ns, a.ctime_ns, a.inode) FROM artifacts a "
-            f"WHERE a.path = f.path AND {_NEW_MARKDOWN} AND {_BODY_HELD}"
-        )
+        db.conn.execute(UNHASHED_HASHED_ALREADY)
         db.conn.executemany(
             "UPDATE files SET (sha256, size, mtime_ns, ctime_ns, inode) = (?, ?, ?, ?, ?) "
             "WHERE path = ?",

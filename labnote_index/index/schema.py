@@ -371,6 +371,25 @@ def create_lookup_indexes(db: sqlite_utils.Database) -> None:
     db.table("handoff_files").create_index(["packet_dir", "path"])
 
 
+# Indexes of the few rows a check or a refresh looks for among every row, on
+# every build (a file that cannot be read, one left unhashed, an artifact with
+# a second name): a search of a handful of rows, where a plain index's planner,
+# blind to how few they are, scans the table. Each query's WHERE implies the
+# index's, which is what lets SQLite use it.
+PARTIAL_INDEXES = {
+    # file_unreadable; the files found changed as read (changed.record_state)
+    "idx_files_error": "files (error) WHERE error IS NOT NULL",
+    # the Markdown files the loader left for markdown_files.refresh_markdown_links
+    "idx_files_unhashed": "files (kind) WHERE sha256 IS NULL",
+    "idx_handoff_files_error": "handoff_files (packet_dir) WHERE error IS NOT NULL",
+    "idx_records_unreadable": "records (file) WHERE unreadable",  # reference_unreadable
+    "idx_artifacts_links": "artifacts (path) WHERE links > 1",  # artifact_hard_link
+    # what git's word never settles (files.unvouched)
+    "idx_artifacts_irregular": "artifacts (path) WHERE regular_file IS NOT 1",
+    "idx_link_targets_irregular": "link_targets (path) WHERE regular_file IS NOT 1",
+}
+
+
 def create_indexes(db: sqlite_utils.Database, browsable: bool = True) -> None:
     """Indexes on every other join column (after ``create_lookup_indexes``);
     built after the bulk load, which is faster. ``browsable``: also what only
@@ -379,7 +398,8 @@ def create_indexes(db: sqlite_utils.Database, browsable: bool = True) -> None:
     for rt in RECORD_TYPES.values():
         db.table(rt.table).create_index([rt.id_field])
     db.table("files").create_index(["kind"])
-    db.table("files").create_index(["error"])
+    for name, on in PARTIAL_INDEXES.items():  # by hand: sqlite-utils makes no partial index
+        db.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {on}")
     db.table("markdown_links").create_index(["source_file"])
     db.table("markdown_links").create_index(["target"])
     db.table("records").create_index(["record_type", "status"])

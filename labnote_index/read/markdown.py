@@ -11,7 +11,7 @@ definition, whatever uses it); nothing in a code block or a code span is a
 link. Targets with a URI scheme (``https:``, ``mailto:``, ...) and pure
 ``#anchor`` targets are skipped, a ``#fragment`` is dropped. Whether each
 target exists is asked of the disk at every build
-(``files.refresh_link_targets``) and checked in SQL. A record's artifact is
+(``link_targets.refresh_link_targets``) and checked in SQL. A record's artifact is
 read once: as the records are read, with its links (``rows.FileLoader``), its
 artifact row then taken from that read (``files.refresh_artifacts``).
 """
