@@ -482,7 +482,7 @@ def test_a_check_file_with_a_wrong_header_is_refused():
             "x: header names check 'y'"
         ),
         HEADER.replace("error", "fatal"): "x: severity must be one of ('error', 'warning', 'off')",
-        HEADER + "-- scope: file\n": "x: scope must be one of ('record', 'global')",
+        HEADER + "-- scope: file\n": "x: scope must be one of ('record', 'linked', 'global')",
         "-- check: x\n-- severity: error\n": "x: header lacks protects, repair",
         # The header ends at the first line of SQL: a header line after it is SQL's.
         "-- check: x\n-- severity: error\nSELECT 1\n-- protects: a\n-- repair: b\n": (
@@ -744,7 +744,7 @@ def test_run_checks_writes_each_finding_as_its_check_and_settings_say(tmp_path: 
 
     every = catalogue()
     assert any(c.fix for c in every) and any(not c.fix for c in every)
-    assert {c.scope for c in every} == {"record", "global"}
+    assert {c.scope for c in every} == {"record", "linked", "global"}
     assert list(db["checks"].rows) == [
         {
             "id": c.id,

@@ -404,3 +404,82 @@ def test_the_few_rows_every_build_looks_for_are_searched_not_scanned(repo: Repo)
         )
         assert rows.fetchone()[0] == 0, name
     conn.close()
+
+
+def _found(db: sqlite_utils.Database, check: str) -> set[str]:
+    return {row[0] for row in db.execute("SELECT file FROM findings WHERE [check] = ?", [check])}
+
+
+def _checked_again(repo: Repo, tmp_path: Path) -> sqlite_utils.Database:
+    """An incremental build's index, shown to be a full build's (findings too)."""
+    assert_same_as_full(repo, tmp_path)
+    return sqlite_utils.Database(repo.db_path)
+
+
+def test_a_linked_checks_finding_follows_an_edit_of_the_record_at_the_other_end(
+    repo: Repo, tmp_path: Path
+):
+    """A linked check's finding is on one record and made by another: each edit
+    here is of the record at the other end of a reference (or of a copy of its
+    ID, which references then resolve to), and the finding appears on, then
+    leaves, the record that was not read again, as a full build has it."""
+    db = repo.index()
+    refs = "SELECT source_file, target_file FROM refs WHERE field = ? AND target_file IS NOT NULL"
+    answered = (
+        "SELECT x.source_file, x.target_file FROM refs x JOIN records p ON p.file = x.target_file "
+        "WHERE x.field = 'source_packet_id' AND p.status = 'answered'"
+    )
+    response, packet = db.execute(answered).fetchone()
+    asker, answer = db.execute(refs, ["response_message_id"]).fetchone()
+    questioned, answered_by = db.execute(refs, ["response_packet_id"]).fetchone()
+    kept = {path: (repo.root / path).read_bytes() for path in (packet, answer, answered_by)}
+
+    def restored(path: str) -> None:
+        repo.write(path, kept[path])
+
+    # causal_order: the packet now created after the response that answers it.
+    repo.edit(packet, created_at="2099-01-01T00:00:00Z", updated_at="2099-01-01T00:00:00Z")
+    assert response in _found(_checked_again(repo, tmp_path), "causal_order")
+    restored(packet)
+    assert response not in _found(_checked_again(repo, tmp_path), "causal_order")
+    # reply_not_reciprocal: the answer no longer replies to the message naming it.
+    repo.edit(answer, reply_to=None)
+    assert asker in _found(_checked_again(repo, tmp_path), "reply_not_reciprocal")
+    restored(answer)
+    assert asker not in _found(_checked_again(repo, tmp_path), "reply_not_reciprocal")
+    # response_link_mismatch: the response now answers another packet.
+    other = repo.load(packet)["packet_id"] if packet != questioned else None
+    repo.edit(answered_by, source_packet_id=other or "PKT-elsewhere")
+    assert questioned in _found(_checked_again(repo, tmp_path), "response_link_mismatch")
+    restored(answered_by)
+    assert questioned not in _found(_checked_again(repo, tmp_path), "response_link_mismatch")
+    # answered_without_response: its response removed, then back.
+    gone = (repo.root / response).read_bytes()
+    (repo.root / response).unlink()
+    assert packet in _found(_checked_again(repo, tmp_path), "answered_without_response")
+    repo.write(response, gone)
+    assert packet not in _found(_checked_again(repo, tmp_path), "answered_without_response")
+    # Links one way only: a notification names the message it relays, ...
+    notification, message = db.execute(refs, ["message_id"]).fetchone()
+    relayed = (repo.root / message).read_bytes()
+    repo.edit(message, created_at="2099-01-01T00:00:00Z")
+    assert notification in _found(_checked_again(repo, tmp_path), "causal_order")
+    repo.write(message, relayed)
+    assert notification not in _found(_checked_again(repo, tmp_path), "causal_order")
+    # ... and a packet whose response_packet_id is gone is named by its response alone.
+    repo.edit(packet, response_packet_id=None)
+    _checked_again(repo, tmp_path)
+    (repo.root / response).unlink()
+    assert packet in _found(_checked_again(repo, tmp_path), "answered_without_response")
+    repo.write(response, gone)
+    restored(packet)
+    assert packet not in _found(_checked_again(repo, tmp_path), "answered_without_response")
+    # A copy of the packet's ID, first in path order, takes its response from it.
+    folder, name = packet.rsplit("/", 1)
+    copy = repo.save_copy(packet, f"{folder}/0{name}")
+    repo.edit(copy, status="in_review")
+    db = _checked_again(repo, tmp_path)
+    assert packet in _found(db, "answered_without_response")
+    assert {packet, copy} <= _found(db, "duplicate_id")
+    (repo.root / copy).unlink()
+    assert packet not in _found(_checked_again(repo, tmp_path), "answered_without_response")

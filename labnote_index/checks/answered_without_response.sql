@@ -1,5 +1,6 @@
 -- check: answered_without_response
 -- severity: warning
+-- scope: linked
 -- protects: a packet marked answered can be followed to its answer
 -- repair: add the response record (source_packet_id = this packet), or set the packet back to in_review
 -- reported: a packet with status answered that no response names as its source_packet_id

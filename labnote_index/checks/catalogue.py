@@ -33,6 +33,7 @@ import re
 import sqlite3
 import threading
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -43,7 +44,7 @@ from ..errors import CheckFileError
 from ..format.rules import LEVELS, SEVERITIES
 from ..index.index_file import database_file, read_only_connection
 from ..index.inserts import Inserts
-from ..index.resolve import delete_in
+from ..index.resolve import delete_in, linked_files
 from .positions import locate
 from .suggest import suggest
 
@@ -75,9 +76,12 @@ _HEADER = re.compile(
 FAMILIES = {"record": "record_problems", "handoff": "handoff_problems"}
 # A check's scope: "record" when a file's findings depend on that file's rows
 # alone (its record, its validation problems, where it lies), so that after an
-# incremental build only the files read again need checking; "global" (the
-# default) when they depend on other files too (references, duplicates, cycles).
-SCOPES = ("record", "global")
+# incremental build only the files read again need checking; "linked" when
+# they depend on those of the records linked to it too (index.resolve.linked_files:
+# a reference either way, a shared ID), so that only the files read again and
+# those linked to them, before or after, need checking; "global" (the default)
+# when they depend on files further off (cycles, files a path names).
+SCOPES = ("record", "linked", "global")
 
 
 @dataclass(frozen=True)
@@ -90,7 +94,7 @@ class Check:
     repair: str
     sql: str
     fix: str | None = None  # what ``labnote-index fix`` does about it, if anything
-    scope: str = "global"  # or "record" (see SCOPES)
+    scope: str = "global"  # or "record", "linked" (see SCOPES)
     # The parameters of a generic check's query (its own id, for a validation check).
     params: tuple[tuple[str, str], ...] = ()
     # Where it is written, in the package: its SQL file, or validation.toml's entry.
@@ -254,6 +258,7 @@ def run_checks(
     settings: Settings | None = None,
     changed: list[str] | None = None,
     threads: int = 1,
+    linked: Iterable[str] = (),
 ) -> int:
     """Run the catalogue and write the ``findings`` table (anew, or adding to it when
     ``replace`` is false). Returns the number of findings written. ``settings``
@@ -261,7 +266,9 @@ def run_checks(
     the findings per-file-ignores names. With ``changed`` (the files an
     incremental build read again or removed, findings of the same checks and
     settings already in the table), the record-scoped checks look at those
-    files only and keep their findings on the others. ``threads``: how many
+    files only, the linked ones at those and the files linked to them
+    (``linked``: as the index had them, before the build; and as it has them
+    now), and both keep their findings on the others. ``threads``: how many
     connections may share the queries (``rows_of``); the findings are the same."""
     checks = load_checks() if checks is None else checks
     store_validation_kinds(db)
@@ -272,21 +279,29 @@ def run_checks(
         and "findings" in db.table_names()
     )
     files = list(changed or [])  # looked at only when scoped
+    around: list[str] | None = None  # and the files linked to them, when asked
     findings: list[dict[str, Any]] = []
-    kept: list[str] = []  # record-scoped checks whose findings on other files stand
+    kept: list[str] = []  # scoped checks whose findings on other files stand
+    kept_linked: list[str] = []
     queries: list[tuple[Check, str, str, dict[str, Any]]] = []  # check, severity, query
     for check in checks:
         severity = settings.severity.get(check.id, check.severity) if settings else check.severity
         if severity == "off":
             continue
         sql, params = check.sql, dict(check.params)
-        if scoped and check.scope == "record":
+        looked_at = files if scoped and check.scope == "record" else None
+        if scoped and check.scope == "linked":
+            if around is None:
+                around = sorted({*files, *linked, *linked_files(db, files)})
+            looked_at = around if len(around) <= SCOPED_UP_TO else None
+            kept_linked += [check.id] if looked_at is not None else []
+        if looked_at is not None:
             kept.append(check.id)
-            if not files:
+            if not looked_at:
                 continue
-            marks = ", ".join(f":changed_{n}" for n in range(len(files)))
+            marks = ", ".join(f":changed_{n}" for n in range(len(looked_at)))
             sql = f"SELECT * FROM (\n{sql}\n) WHERE file IN ({marks})"
-            params.update({f"changed_{n}": f for n, f in enumerate(files)})
+            params.update({f"changed_{n}": f for n, f in enumerate(looked_at)})
         queries.append((check, severity, sql, params))
     answers = rows_of(db, [(sql, params) for _, _, sql, params in queries], threads)
     for (check, severity, _, _), rows in zip(queries, answers, strict=True):
@@ -313,8 +328,8 @@ def run_checks(
     suggest(db, findings)
     with db.atomic():
         if scoped:
-            # Only the findings these checks vouch for stand: those of record-scoped
-            # checks on files not read again. Every other finding is made again,
+            # Only the findings these checks vouch for stand: those of scoped checks
+            # on files not looked at again. Every other finding is made again,
             # or is gone (a comparison's transition findings belong to that
             # comparison: a second `check --base` adds them once, not twice).
             db.execute(
@@ -322,6 +337,11 @@ def run_checks(
                 [json.dumps(kept)],
             )
             delete_in(db, "findings", "file", files)
+            db.execute(
+                "DELETE FROM findings WHERE [check] IN (SELECT value FROM json_each(?)) "
+                "AND file IN (SELECT value FROM json_each(?))",
+                [json.dumps(kept_linked), json.dumps(around or [])],
+            )
         elif replace or "findings" not in db.table_names():
             db.table("findings").drop(ignore=True)
             _store_catalogue(db, settings)

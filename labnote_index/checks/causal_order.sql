@@ -1,5 +1,6 @@
 -- check: causal_order
 -- severity: warning
+-- scope: linked
 -- protects: causes come first across records: a response is created at or after the packet it answers, a reply at or after the message it replies to, a notification at or after the message it relays
 -- repair: correct whichever created_at is wrong (the earlier record's, or the later one's); if both are right, the reference names the wrong record
 -- reported: a response created at 09:00 that answers a packet created at 10:00 the same day

@@ -1,5 +1,6 @@
 -- check: reply_not_reciprocal
 -- severity: warning
+-- scope: linked
 -- protects: a message's response_message_id and the answer's reply_to tell the same story
 -- repair: set reply_to of the answering message to this message, or correct response_message_id
 -- reported: message A response_message_id B where B's reply_to names C

@@ -1,5 +1,6 @@
 -- check: response_link_mismatch
 -- severity: error
+-- scope: linked
 -- protects: a packet's response_packet_id and that response's source_packet_id agree, so the question-answer pair reads the same from both ends
 -- repair: correct response_packet_id on the packet or source_packet_id on the response
 -- reported: packet P response_packet_id R where R's source_packet_id names another packet

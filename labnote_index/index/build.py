@@ -52,7 +52,7 @@ from .index_file import as_database, check_index_path
 from .link_targets import link_targets_unchanged, refresh_link_targets
 from .markdown_files import refresh_markdown_links
 from .parallel import MIN_PART, default_jobs, run_sharded, start_workers_early
-from .resolve import delete_in, resolve_references
+from .resolve import delete_in, linked_files, resolve_references
 from .schema import create_indexes, create_lookup_indexes, create_markdown_reads, create_tables
 from .writing import EarlyCopy, atomic_database, early_copy, written_here
 
@@ -303,12 +303,14 @@ class _Build:
             changed = None  # the files read again or removed, on an incremental build
             checked_by = None  # the checks the findings in the index were made by
             named = None  # the artifacts the files read again or removed name
+            linked: set[str] = set()  # and the records linked to them (both, before)
             if incremental:
                 row = db.execute("SELECT value FROM build_info WHERE key = 'checks'").fetchone()
                 checked_by = row[0] if row else None
                 to_read, removed = self.changes or changes_by_walk(db, sandbox, self.found)
                 changed = [displayable(f.path) for f in to_read] + removed
                 named = artifacts_named(db, changed)  # as the index has them
+                linked = linked_files(db, changed)
                 _forget(db, changed)
                 create_markdown_reads(db)  # the build's own: dropped once the artifacts are in
             else:
@@ -371,7 +373,8 @@ class _Build:
                 # they depend on changed (record-scoped checks, unchanged files).
                 kept = incremental and checked_by == self.check_fingerprint
                 PHASES.mark("views")
-                self.check(db, changed=changed if kept else None, threads=self.jobs)
+                changed_kept = changed if kept else None
+                self.check(db, changed=changed_kept, threads=self.jobs, linked=linked)
                 PHASES.mark("checks")
             row = {"key": "settings", "value": json.dumps(self.settings)}
             db.table("build_info").insert(row, replace=True)

@@ -77,6 +77,25 @@ RESOLVE = [
 ]
 
 
+# The records linked to any of :files: by a reference, either way, or by
+# sharing a record ID (a copy of it, which a reference may resolve to instead).
+_LINKED = """
+SELECT source_file FROM refs WHERE target_file IN (SELECT value FROM json_each(:files))
+UNION SELECT target_file FROM refs
+  WHERE source_file IN (SELECT value FROM json_each(:files)) AND target_file IS NOT NULL
+UNION SELECT o.file FROM records r JOIN records o ON o.record_id = r.record_id
+  WHERE r.file IN (SELECT value FROM json_each(:files))
+"""
+
+
+def linked_files(db: sqlite_utils.Database, files: list[str]) -> set[str]:
+    """The record files linked to ``files`` as the index is now: by a resolved
+    reference from or to one of them, or by sharing a record ID with one.
+    Asked before an incremental build forgets the files and after it resolves
+    their references again, it is every file whose links the build can change."""
+    return {path for (path,) in db.execute(_LINKED, {"files": json.dumps(files)})}
+
+
 def delete_in(db: sqlite_utils.Database, table: str, column: str, values: list[Any]) -> None:
     """DELETE the rows whose column holds one of values, a bounded chunk at a time."""
     for start in range(0, len(values), 500):
