@@ -118,3 +118,51 @@ def test_the_edges_left_out_before_tarjan_lie_on_no_cycle(edges: list[tuple]):
             stored.setdefault(row["cycle"], set()).add(row["node"])
         assert {frozenset(c) for c in stored.values()} == expected, relation
         assert len(stored) == len(expected)  # each cycle once
+
+
+def _members(db_path) -> set[tuple[str, str]]:
+    rows = sqlite_utils.Database(db_path)["cycle_members"].rows
+    return {(r["relation"], r["node"]) for r in rows}
+
+
+def test_an_incremental_build_finds_the_cycles_an_edit_makes_and_breaks(repo: Repo, tmp_path):
+    """Each relationship's cycles are worked out again when an edit changes its
+    edges (closing a loop, opening it, a record on it removed, its ID taken by
+    a copy that references then resolve to), and kept when it does not, as a
+    full build finds them."""
+    first, second, third = repo.files("registry/packets/*/*.json")[:3]
+    a, b = repo.load(first)["packet_id"], repo.load(second)["packet_id"]
+    repo.edit(first, derivative_of=[b])
+    repo.index()
+    full = tmp_path / "full.db"
+
+    def as_full() -> set[tuple[str, str]]:
+        assert build_index(repo.root, repo.db_path).incremental
+        build_index(repo.root, full, full=True)
+        assert _members(repo.db_path) == _members(full)
+        return _members(repo.db_path)
+
+    assert as_full() == set()
+    repo.edit(second, derivative_of=[a])  # the loop closed by its other end
+    assert as_full() == {("derivative_of", first), ("derivative_of", second)}
+    repo.edit(third, notes="an edit elsewhere")  # no edge changed: the cycle stands
+    assert as_full() == {("derivative_of", first), ("derivative_of", second)}
+    moved = repo.move(second, second.replace(".json", "-moved.json"))  # the same record
+    assert as_full() == {("derivative_of", first), ("derivative_of", moved)}
+    kept = (repo.root / moved).read_bytes()
+    (repo.root / moved).unlink()  # a record on it gone
+    assert as_full() == set()
+    repo.write(moved, kept)
+    assert as_full() == {("derivative_of", first), ("derivative_of", moved)}
+    folder, name = first.rsplit("/", 1)  # a copy of a's ID, first in path order
+    copy = repo.save_copy(first, f"{folder}/0{name}")
+    repo.edit(copy, derivative_of=[])
+    assert as_full() == set()  # b's derivative_of now names the copy, which names nothing
+    (repo.root / copy).unlink()
+    repo.edit(first, derivative_of=[])  # and opened at the first end
+    assert as_full() == set()
+    replies = repo.files("messages/*/*.json") or repo.files("registry/messages/*/*.json")
+    m, n = replies[:2]
+    repo.edit(m, reply_to=repo.load(n)["message_id"])
+    repo.edit(n, reply_to=repo.load(m)["message_id"])
+    assert as_full() == {("reply_to", m), ("reply_to", n)}

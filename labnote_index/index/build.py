@@ -40,7 +40,7 @@ from ..read.repository import is_a_repository
 from ..read.schemas import read_contract
 from ..text import findings_phrase, parent_dir, plural
 from .changed import Suspects, changes_by_git, changes_by_walk, git_state, record_state
-from .cycles import store_cycles
+from .cycles import edges_touching, store_cycles
 from .files import (
     artifacts_named,
     artifacts_unchanged,
@@ -304,6 +304,7 @@ class _Build:
             checked_by = None  # the checks the findings in the index were made by
             named = None  # the artifacts the files read again or removed name
             linked: set[str] = set()  # and the records linked to them (both, before)
+            edges: dict[str, set[tuple[str, str]]] = {}  # and the references' edges
             if incremental:
                 row = db.execute("SELECT value FROM build_info WHERE key = 'checks'").fetchone()
                 checked_by = row[0] if row else None
@@ -311,6 +312,7 @@ class _Build:
                 changed = [displayable(f.path) for f in to_read] + removed
                 named = artifacts_named(db, changed)  # as the index has them
                 linked = linked_files(db, changed)
+                edges = edges_touching(db, changed)
                 _forget(db, changed)
                 create_markdown_reads(db)  # the build's own: dropped once the artifacts are in
             else:
@@ -356,7 +358,13 @@ class _Build:
             if not incremental:  # the columns the resolve filled, indexed once
                 create_indexes(db, self.browsable)
             PHASES.mark("indexes")
-            store_cycles(db)
+            if changed is not None:  # a graph whose edges are as they were has its cycles
+                after = edges_touching(db, changed)
+                store_cycles(
+                    db, [relation for relation in edges if edges[relation] == after[relation]]
+                )
+            else:
+                store_cycles(db)
             PHASES.mark("cycles")
             if self.derived is not None:
                 self.derived.forget(db)

@@ -11,6 +11,7 @@ as a repository makes it), and writes
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 import sqlite_utils
@@ -43,6 +44,26 @@ def edges_sql(table: str, source: str, target: str, which: str) -> str:
 
 
 EDGES = {relation: edges_sql(*parts) for relation, parts in RELATIONS.items()}
+# The relationships made of references: every edge a build can change is from
+# or to a file it read again or removed (a reference resolved again is one into
+# such a file, or now names one; resolve.py).
+_TOUCHING = {
+    relation: f"SELECT e.{source}, e.{target} FROM refs e WHERE {which.format(t='e')} "
+    f"AND e.{target} IS NOT NULL AND (e.{source} IN (SELECT value FROM json_each(:files)) "
+    f"OR e.{target} IN (SELECT value FROM json_each(:files)))"
+    for relation, (table, source, target, which) in RELATIONS.items()
+    if table == "refs"
+}
+
+
+def edges_touching(db: sqlite_utils.Database, files: list[str]) -> dict[str, set[tuple[str, str]]]:
+    """Each reference relationship's resolved edges from or to one of ``files``.
+    Asked before an incremental build forgets the files and after it resolves
+    their references again, the same edges mean the same graph (``store_cycles``)."""
+    values = {"files": json.dumps(files)}
+    return {
+        relation: set(db.execute(sql, values).fetchall()) for relation, sql in _TOUCHING.items()
+    }
 
 
 def on_cycles(edges: Iterable[tuple[str, str]]) -> list[list[str]]:
@@ -99,11 +120,14 @@ def on_cycles(edges: Iterable[tuple[str, str]]) -> list[list[str]]:
     return found
 
 
-def store_cycles(db: sqlite_utils.Database) -> None:
-    """Write ``cycle_members`` anew: one row per node on a cycle of each relationship."""
-    db.table("cycle_members").delete_where()
+def store_cycles(db: sqlite_utils.Database, unchanged: Iterable[str] = ()) -> None:
+    """Write ``cycle_members`` anew: one row per node on a cycle of each relationship,
+    but those ``unchanged`` (whose graph is the one the index had: its rows stand)."""
     rows = []
     for relation, sql in EDGES.items():
+        if relation in unchanged:
+            continue
+        db.table("cycle_members").delete_where("relation = ?", [relation])
         for number, component in enumerate(on_cycles(db.execute(sql).fetchall()), start=1):
             rows += [{"relation": relation, "node": n, "cycle": number} for n in component]
     db.table("cycle_members").insert_all(rows, batch_size=1000)
