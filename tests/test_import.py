@@ -1362,8 +1362,8 @@ def test_artifacts_taken_from_the_read_are_the_rows_a_second_read_makes(
 
     taken, read = rows("taken.db", again=False), rows("read.db", again=True)
     assert taken == read
-    artifacts = {row[0]: row for row in taken["artifacts"]}  # path, status, ..., links, body
-    statuses = [row[1] for row in artifacts.values()]
+    artifacts = {row[0]: row for row in taken["artifacts"]}  # path, dir, status, ..., links, body
+    statuses = [row[2] for row in artifacts.values()]
     assert statuses.count("ignored") >= 100 and statuses.count("ok") > 500
     name = lambda path: str(path.relative_to(root))  # noqa: E731
     assert artifacts[name(answered[1])][-3:-1] == (2, None)  # links, body: a second name

@@ -219,7 +219,10 @@ def test_a_link_target_row_says_what_the_target_is_now_and_follows_nothing_out(t
     sandbox = Sandbox(root)
     row = link_target_row(sandbox, "docs/a.md")
     ctime = (root / "docs" / "a.md").lstat().st_ctime_ns
-    assert row == {"path": "docs/a.md", "status": "ok", "regular_file": 1, "ctime_ns": ctime}
+    assert row == {"path": "docs/a.md", "dir": "docs", "status": "ok", "regular_file": 1} | {
+        "ctime_ns": ctime
+    }
+    assert link_target_row(sandbox, "top.md")["dir"] == ""
     assert link_target_row(sandbox, "docs")["status"] == "ok"  # a directory is a target
     assert link_target_row(sandbox, "docs")["regular_file"] == 0
     assert (

@@ -62,7 +62,7 @@ _READING = ("labnote_index.index.rows", "labnote_index.index.registry_views")
 
 
 # Bump when the tables change: an index of another format is rebuilt in full.
-INDEX_FORMAT = 12
+INDEX_FORMAT = 13
 
 
 # Tables holding rows made from one file, and the column naming that file

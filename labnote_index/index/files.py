@@ -67,6 +67,7 @@ def _looked_at(
     43,000 lstats fewer at the benchmark's size."""
     row: dict[str, Any] = {
         "path": path,
+        "dir": parent_dir(path),
         "status": None,
         "size": None,
         "mtime_ns": None,
@@ -208,9 +209,9 @@ def _take_read(db: sqlite_utils.Database, sandbox: Sandbox) -> None:
     moved = [d for d in directories if not sandbox.dir_inside(d)]
     with db.conn:
         db.conn.execute(
-            "INSERT INTO artifacts (path, status, size, mtime_ns, ctime_ns, inode, sha256, "
-            "links, body, regular_file) SELECT m.path, 'ok', m.size, f.mtime_ns, f.ctime_ns, "
-            "f.inode, m.sha256, m.links, m.body, 1 FROM markdown_reads m JOIN files f "
+            "INSERT INTO artifacts (path, dir, status, size, mtime_ns, ctime_ns, inode, sha256, "
+            "links, body, regular_file) SELECT m.path, m.dir, 'ok', m.size, f.mtime_ns, "
+            "f.ctime_ns, f.inode, m.sha256, m.links, m.body, 1 FROM markdown_reads m JOIN files f "
             "ON f.path = m.path AND f.inode = m.inode AND f.regular_file = 1 "
             "WHERE m.path IN (SELECT artifact_path FROM records) "
             "AND m.path NOT IN (SELECT path FROM artifacts) "
@@ -335,11 +336,11 @@ def unvouched(
     if suspects is None:
         yield from db.execute(f"SELECT {columns} FROM {table}")
         return
-    directories = {parent_dir(path) for (path,) in db.execute(f"SELECT path FROM {table}")}
+    directories = [d for (d,) in db.execute(f"SELECT DISTINCT dir FROM {table}")]
     # Each directory as a range of the key: "x/" up to "x0" ("0" follows "/"), "" all.
     ranges = [
         ("path >= ? AND path < ?", [f"{d}/", f"{d}0"]) if d else ("1", [])
-        for d in sorted(directories)
+        for d in directories
         if suspects.named(f"{d}/" if d else d) or not sandbox.direct(d)
     ]
     parts = [

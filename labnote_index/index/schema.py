@@ -84,6 +84,7 @@ def create_tables(db: sqlite_utils.Database) -> None:
     db.table("artifacts").create(
         {
             "path": str,
+            "dir": str,  # its directory ("" the top): git's word is taken by directory
             "status": str,
             "size": int,
             "mtime_ns": int,
@@ -95,6 +96,7 @@ def create_tables(db: sqlite_utils.Database) -> None:
             "regular_file": int,
         },
         pk="path",
+        not_null={"dir"},
     )
     create_markdown_reads(db)
     db.table("build_info").create({"key": str, "value": str}, pk="key")
@@ -218,7 +220,9 @@ def create_tables(db: sqlite_utils.Database) -> None:
         foreign_keys=[("source_file", "files", "path")],
     )
     db.table("link_targets").create(
-        {"path": str, "status": str, "regular_file": int, "ctime_ns": int}, pk="path"
+        {"path": str, "dir": str, "status": str, "regular_file": int, "ctime_ns": int},
+        pk="path",
+        not_null={"dir"},
     )
     # Records and packets on a cycle of reply_to, derivative_of or input_packets
     # (cycles.py works them out; the cycle checks read them).
@@ -398,6 +402,9 @@ def create_indexes(db: sqlite_utils.Database, browsable: bool = True) -> None:
     for rt in RECORD_TYPES.values():
         db.table(rt.table).create_index([rt.id_field])
     db.table("files").create_index(["kind"])
+    # A table's directories, each a seek of these (files.unvouched), not a look at every path.
+    db.table("artifacts").create_index(["dir"])
+    db.table("link_targets").create_index(["dir"])
     for name, on in PARTIAL_INDEXES.items():  # by hand: sqlite-utils makes no partial index
         db.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {on}")
     db.table("markdown_links").create_index(["source_file"])
