@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from bench.generate import generate
 
@@ -21,6 +22,17 @@ from .helpers import (
     Repo,
     git,
 )
+
+# Every property test, whichever files are collected: no deadline (a loaded CI
+# machine makes an example slow, not wrong), LABNOTE_HYPOTHESIS=long for many
+# more examples.
+settings.register_profile(
+    "default", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "long", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("long" if os.environ.get("LABNOTE_HYPOTHESIS") == "long" else "default")
 
 
 @pytest.fixture(autouse=True)

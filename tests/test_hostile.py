@@ -978,3 +978,32 @@ def test_a_symlinked_registry_is_inside_for_every_reader_or_for_none(tmp_path: P
     except ViewPathError:
         written = False
     assert walked == loaded == written == (where == "inside")
+
+
+def test_the_links_an_incremental_build_asks_grow_linearly(tmp_path: Path):
+    """N copies of one packet, all read again: the records linked to them (each
+    a copy of the others' ID), the artifacts they name and their references'
+    edges are each row looked at once; ten times the copies is at most twelve
+    times the work (a join of copy with copy would be a hundred)."""
+    from labnote_index.index.cycles import edges_touching
+    from labnote_index.index.files import artifacts_named
+    from labnote_index.index.resolve import linked_files
+
+    def work(n: int) -> int:
+        root, db_path = tmp_path / f"dups-{n}", tmp_path / f"dups-{n}.db"
+        write_shape("duplicates", root, n)
+        build_index(root, db_path)
+        files = [
+            r["file"] for r in sqlite_utils.Database(db_path).query("SELECT file FROM records")
+        ]
+        assert len(files) >= n
+
+        def asked(db: sqlite_utils.Database) -> None:
+            assert len(linked_files(db, files)) == len(files)
+            artifacts_named(db, files)
+            edges_touching(db, files)
+
+        return vm_steps(db_path, asked)
+
+    small, large = work(300), work(3000)
+    assert large <= 12 * max(small, 1), (small, large)

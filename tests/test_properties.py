@@ -38,14 +38,6 @@ from .helpers import (
     plain_datasette,
 )
 
-settings.register_profile(
-    "default", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.register_profile(
-    "long", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.load_profile("long" if os.environ.get("LABNOTE_HYPOTHESIS") == "long" else "default")
-
 # Exit codes the README documents for check.
 CHECK_EXITS = {0, 1}
 

@@ -79,12 +79,14 @@ RESOLVE = [
 
 # The records linked to any of :files: by a reference, either way, or by
 # sharing a record ID (a copy of it, which a reference may resolve to instead).
+# Each row is looked at once (the IDs first: N changed copies of one ID would
+# make a join N * N rows).
 _LINKED = """
 SELECT source_file FROM refs WHERE target_file IN (SELECT value FROM json_each(:files))
 UNION SELECT target_file FROM refs
   WHERE source_file IN (SELECT value FROM json_each(:files)) AND target_file IS NOT NULL
-UNION SELECT o.file FROM records r JOIN records o ON o.record_id = r.record_id
-  WHERE r.file IN (SELECT value FROM json_each(:files))
+UNION SELECT file FROM records WHERE record_id IN
+  (SELECT record_id FROM records WHERE file IN (SELECT value FROM json_each(:files)))
 """
 
 
