@@ -289,12 +289,15 @@ def run_checks(
         if severity == "off":
             continue
         sql, params = check.sql, dict(check.params)
-        looked_at = files if scoped and check.scope == "record" else None
-        if scoped and check.scope == "linked":
+        looked_at = None  # the files a scoped check looks at (None: every file)
+        if scoped and check.scope == "record":
+            looked_at = files
+        elif scoped and check.scope == "linked":
             if around is None:
                 around = sorted({*files, *linked, *linked_files(db, files)})
-            looked_at = around if len(around) <= SCOPED_UP_TO else None
-            kept_linked += [check.id] if looked_at is not None else []
+            if len(around) <= SCOPED_UP_TO:
+                looked_at = around
+                kept_linked.append(check.id)
         if looked_at is not None:
             kept.append(check.id)
             if not looked_at:

@@ -33,8 +33,13 @@ def link_target_row(sandbox: Sandbox, path: str) -> dict[str, Any]:
     readers see it); and, for a regular file that is not a symlink, its change
     time (a file changed as the build ran is looked at by the next, whatever git
     says). Nothing is read, and no symlink is followed out."""
-    row: dict[str, Any] = {"path": path, "dir": parent_dir(path), "status": "missing"}
-    row.update(regular_file=0, ctime_ns=None)
+    row: dict[str, Any] = {
+        "path": path,
+        "dir": parent_dir(path),
+        "status": "missing",
+        "regular_file": 0,
+        "ctime_ns": None,
+    }
     if any(part.lower() == ".git" for part in path.split("/")):
         row["status"] = "git"
         return row
