@@ -69,6 +69,29 @@ for record_type, records in rows.items():
 print(problems, "problems")
 """
 
+# The plain view generator alone (the upstream generator's work, no validation):
+# read every record, write a CSV of each record type, sorted by ID.
+PLAIN_VIEWS = """
+import csv, json, sys
+from pathlib import Path
+repo, out = Path(sys.argv[1]), Path(sys.argv[2])
+rows = {}
+for path in sorted((repo / "registry").rglob("*.json")):
+    if "schemas" in path.parts:
+        continue
+    record = json.loads(path.read_bytes())
+    rows.setdefault(record.get("record_type"), []).append(record)
+for record_type, records in rows.items():
+    records.sort(key=lambda r: str(r.get(f"{record_type}_id")))
+    fields = sorted({k for r in records for k in r})
+    with open(out / f"{record_type}s.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fields)
+        writer.writeheader()
+        for r in records:
+            cells = {k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in r.items()}
+            writer.writerow(cells)
+"""
+
 
 def timed(command: list[str], env: dict[str, str]) -> float:
     # Run from / : "python -m" puts the working directory first on sys.path, where a
@@ -124,6 +147,8 @@ def main() -> None:
         (work / "out").mkdir()
         plain = work / "plain.py"
         plain.write_text(PLAIN)
+        plain_views = work / "plain_views.py"
+        plain_views.write_text(PLAIN_VIEWS)
         schemas = ROOT / "labnote_index" / "format" / "schemas"
         me = [sys.executable, "-m", "labnote_index"]
         commands = {
@@ -133,6 +158,12 @@ def main() -> None:
                 str(repo),
                 str(work / "out"),
                 str(schemas),
+            ],
+            "plain view generator: write the CSV views (no validation)": [
+                sys.executable,
+                str(plain_views),
+                str(repo),
+                str(work / "out"),
             ],
             "python -c pass (the interpreter alone)": [sys.executable, "-c", "pass"],
             "labnote-index check --no-db": [*me, "check", str(repo), "--no-db"],
@@ -152,13 +183,14 @@ def main() -> None:
         for _ in range(args.repeat):
             for name, (command, run_env) in runs.items():
                 times[name].append(timed(command, run_env))
-        plain_median = statistics.median(times[next(iter(commands))])
+        plain_median, views_median = (statistics.median(times[n]) for n in list(commands)[:2])
         print(f"{args.repo.name}: medians of {args.repeat} runs, interleaved\n")
-        print("| command | median s | x the plain script |")
-        print("| --- | ---: | ---: |")
+        print("| command | median s | x the plain script | x the plain view generator |")
+        print("| --- | ---: | ---: | ---: |")
         for name, values in times.items():
             median = statistics.median(values)
-            print(f"| {name} | {median:.3f} | {median / plain_median:.2f} |")
+            ratios = f"{median / plain_median:.2f} | {median / views_median:.2f}"
+            print(f"| {name} | {median:.3f} | {ratios} |")
         print("\nThe largest imports (python -X importtime, cumulative):\n")
         for name, seconds in import_costs(repo, env):
             print(f"- {name}: {seconds:.3f} s")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 import sqlite_utils
 
+from . import configuration as configuration_
 from . import lazy
 from .checks import catalogue as catalogue_
 from .choices import DEFAULT_DB, DIRECTIONS, PROV_FORMATS
@@ -66,34 +67,13 @@ else:  # what only lineage, export and merge use, loaded when they first run
 SEVERITIES = rules.SEVERITIES
 Severity = Literal["error", "warning"]
 Direction = Literal["up", "down", "both"]
+# The settings a command runs under (a module of its own: views needs no index).
+configuration = configuration_.configuration
+
 # Where views go and how they are compared and written, as the views module does it.
 views_directory = views_.output_directory
 stale_views = views_.stale_views
 write_views = views_.write_views
-
-
-def configuration(
-    repo: Path | str | None,
-    *,
-    isolated: bool = False,
-    enforce_layout: bool | None = None,
-    fail_on: str | None = None,
-    base: str | None = None,
-) -> Settings:
-    """The settings a check of ``repo`` runs under: its configuration file
-    (``labnote-index.toml``, else ``[tool.labnote-index]`` in ``pyproject.toml``;
-    with ``base``, the file of that git revision, which then governs both
-    sides of a comparison), under the options given here (None: not given).
-    ``isolated`` ignores the file. An unknown key or check id is a ConfigError."""
-    read = None
-    origin = "isolated" if isolated else WORKING_TREE
-    if repo is not None and not isolated:
-        if base is None:
-            read = working_tree_reader(Path(repo))
-        else:
-            read, origin = git.root_file_reader(Path(repo), base), f"revision {base}"
-    overrides = {"enforce-layout": enforce_layout, "fail-on": fail_on}
-    return load_settings(read, catalogue_.ids(), overrides, origin=origin)
 
 
 def build(

@@ -35,10 +35,14 @@ from .text import plural, shown
 
 if TYPE_CHECKING:
     from . import api
+    from . import configuration as configuration_
+    from .index import registry_views as views_
     from .output import report
 else:  # loaded when a command first calls it (labnote_index/lazy.py)
     api = lazy.module("labnote_index.api")
+    configuration_ = lazy.module("labnote_index.configuration")
     report = lazy.module("labnote_index.output.report")
+    views_ = lazy.module("labnote_index.index.registry_views")
 
 
 @click.group(cls=LabnoteGroup, context_settings=CONTEXT_SETTINGS)
@@ -381,7 +385,8 @@ def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
     "--db",
     "db_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Keep the index in this file (default: a temporary index, removed afterwards).",
+    help="Build the index into this file (kept) and make the views from it "
+    "(default: no index; the records are read from the files).",
 )
 @click.option(
     "--check",
@@ -397,20 +402,25 @@ def lineage(key: str, db_path: Path, direction: str, fmt: str) -> None:
 def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path | None) -> None:
     """Generate the CSV registries and registry/INDEX.md from the records.
 
-    The index is built first (into a temporary file unless --db is given);
-    the views are made from the canonical records byte for byte in the
-    reference generator's format (docs/views.md). A view path that is a
+    The views are made from the canonical records byte for byte in the
+    reference generator's format (docs/views.md): read from the files
+    themselves, or, with --db, from the index built there first (kept). A view path that is a
     symlink or not a regular file, or a registry/ that leads outside REPO, is
     never written or read: exit 2 naming it. While a record file cannot be
     read, no view is written or compared (it would drop the record's row):
     exit 2 naming the files.
     """
-    out = api.views_directory(repo, out)
-    with api.index_file(db_path) as index:
-        run_build(repo, index, (), api.configuration(repo), browsable=db_path is not None)
-        generated = api.views(index)
+    # The views module and the settings alone: without --db, no index is made,
+    # and neither sqlite-utils nor the record models are loaded.
+    out = views_.output_directory(repo, out)
+    settings = configuration_.configuration(repo)
+    if db_path is None:
+        generated = views_.repository_views(repo, settings.excluded())
+    else:
+        run_build(repo, db_path, (), settings)
+        generated = api.views(db_path)
     if check_only:
-        stale = api.stale_views(generated, out)
+        stale = views_.stale_views(generated, out)
         for path, diff in stale:
             click.echo(f"{'missing' if diff == 'missing' else 'stale'}: {path}")
             if diff != "missing":  # the committed file's lines are repository content
@@ -419,7 +429,7 @@ def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path 
         if not stale:
             click.echo(f"{plural(len(generated), 'view is', 'views are')} current")
         sys.exit(EXIT_FOUND if stale else EXIT_OK)
-    for target in api.write_views(generated, out):
+    for target in views_.write_views(generated, out):
         click.echo(f"wrote {target}", err=True)
 
 

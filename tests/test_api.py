@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -164,6 +165,31 @@ def test_an_entry_point_loads_nothing_it_does_not_run(code: str):
         [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert run.stdout.splitlines()[-1].strip() == ""
+
+
+def test_views_without_an_index_loads_neither_sqlite_utils_nor_the_models():
+    """views REPO (--check) reads the records from the files: the index's
+    libraries are not loaded for it (with --db they are: it builds one)."""
+    probe = (
+        "import sys\nfrom labnote_index.cli import cli\n"
+        "for extra in ([], ['--db', sys.argv[2]]):\n"
+        "    try:\n"
+        "        cli.main(['views', sys.argv[1], '--check', *extra], standalone_mode=False)\n"
+        "    except SystemExit as exc:\n"
+        f"        print(exc.code, *(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    with tempfile.TemporaryDirectory() as work:
+        run = subprocess.run(
+            [sys.executable, "-c", probe, str(SAMPLE_REPO), f"{work}/i.db"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
+        )
+    said = [line for line in run.stdout.splitlines() if "views are current" not in line]
+    without, with_db = said
+    assert without == "0"
+    assert with_db.startswith("0 sqlite_utils pydantic")
 
 
 def test_every_name_of_the_facade_is_there_when_read():

@@ -25,7 +25,7 @@ STEPS: list[tuple[str, set[str]]] = [
     ("compare", set()),
     ("repair", set()),
     ("web", set()),
-    ("façade", {"api", "results", "watch"}),
+    ("façade", {"api", "configuration", "results", "watch"}),
     ("command line", {"cli", "cli_sites", "command", "__main__", "__init__"}),
 ]
 FOLDERS = [name for name, modules in STEPS if not modules]

@@ -1,7 +1,7 @@
 """read/settings.py: the configuration a repository declares (labnote-index.toml, or
 pyproject.toml's [tool.labnote-index]) and the command line's overrides, read
-into Settings; every wrong value refused with a message naming where, the key
-and what it must be."""
+into Settings (``configuration.py``: the settings a command runs under); every
+wrong value refused with a message naming where, the key and what it must be."""
 
 from __future__ import annotations
 

@@ -1,6 +1,10 @@
 """Generated views against expected files written by hand, and the staleness checks.
 
-Tests of: ``index/registry_views.py``.
+Every test here runs both ways the views are made: from the files themselves
+(``views`` without ``--db``: ``read/records.py``, no index) and from an index
+(``--db``); the two are also compared directly on awkward repositories.
+
+Tests of: ``index/registry_views.py`` and ``read/records.py``.
 """
 
 from __future__ import annotations
@@ -8,18 +12,37 @@ from __future__ import annotations
 import csv
 import io
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from labnote_index.cli import cli
+from labnote_index.format.rules import RECORD_TYPES
 
 from .helpers import SAMPLE_REPO, Repo, findings_of
 
+MADE_FROM = "index"
+
+
+@pytest.fixture(params=["files", "index"])
+def made_from(request: pytest.FixtureRequest) -> str:
+    """Which way ``views`` below makes them: without --db, or into an index."""
+    global MADE_FROM
+    MADE_FROM = request.param
+    return request.param
+
+
+# The tests of what views makes and says, run both ways.
+both_ways = pytest.mark.usefixtures("made_from")
+
 
 def views(repo: Path, db: Path, *args: str):
-    return CliRunner().invoke(cli, ["views", str(repo), "--db", str(db), *args])
+    index = ["--db", str(db)] if MADE_FROM == "index" else []
+    return CliRunner().invoke(cli, ["views", str(repo), *index, *args])
 
 
 def write(root: Path, rel: str, data: dict) -> None:
@@ -28,6 +51,7 @@ def write(root: Path, rel: str, data: dict) -> None:
     path.write_text(json.dumps(data), encoding="utf-8")
 
 
+@both_ways
 def test_tricky_cells_byte_for_byte(tmp_path: Path):
     root = tmp_path / "repo"
     base = {
@@ -201,22 +225,26 @@ def check_whole_repository(root: Path, db: Path) -> None:
         assert (root / "registry" / name).read_text() == expected, name
 
 
+@both_ways
 def test_sample_repo_views(sample_repo: Repo, tmp_path: Path):
     check_whole_repository(sample_repo.root, tmp_path / "s.db")
 
 
+@both_ways
 def test_generated_repository_views(repo: Repo, tmp_path: Path):
     check_whole_repository(repo.root, tmp_path / "g.db")
     lines = (repo.root / "registry/packet_registry.csv").read_text().splitlines()
     assert len(lines) == 13  # header + 12 packets
 
 
+@both_ways
 def test_committed_sample_views_are_current(tmp_path: Path):
     result = views(SAMPLE_REPO, tmp_path / "s.db", "--check")
     assert result.exit_code == 0, result.output
     assert "7 views are current" in result.output
 
 
+@both_ways
 def test_check_passes_after_views_and_fails_after_an_edit(repo: Repo, tmp_path: Path):
     db = tmp_path / "v.db"
     assert views(repo.root, db).exit_code == 0
@@ -232,6 +260,7 @@ def test_check_passes_after_views_and_fails_after_an_edit(repo: Repo, tmp_path: 
     assert before == after  # --check writes nothing
 
 
+@both_ways
 def test_views_to_another_directory(repo: Repo, tmp_path: Path):
     out = tmp_path / "out"
     assert views(repo.root, tmp_path / "v.db", "--out", str(out)).exit_code == 0
@@ -262,6 +291,7 @@ def test_stale_view_is_an_error_that_fails_check(repo: Repo, tmp_path: Path):
     assert result.exit_code == 1, result.output
 
 
+@both_ways
 def test_a_windows_checkout_of_current_views_is_current(repo: Repo, tmp_path: Path):
     views(repo.root, tmp_path / "v.db")
     committed = sorted((repo.root / "registry").glob("*_registry.csv")) + [
@@ -275,6 +305,7 @@ def test_a_windows_checkout_of_current_views_is_current(repo: Repo, tmp_path: Pa
     assert "views are current" in result.output
 
 
+@both_ways
 def test_a_view_diff_shows_every_control_character(repo: Repo, tmp_path: Path):
     views(repo.root, tmp_path / "v.db")
     index = repo.root / "registry/INDEX.md"
@@ -310,6 +341,7 @@ def test_views_are_worked_out_again_only_when_a_record_changed(
     assert rendered == [1]
 
 
+@both_ways
 def test_views_are_never_written_while_a_record_cannot_be_read(sample_repo: Repo):
     """A truncated packet: views and views --check exit 2 naming it (views
     dropped its row, exit 0), and fix leaves the committed views as they are,
@@ -325,8 +357,8 @@ def test_views_are_never_written_while_a_record_cannot_be_read(sample_repo: Repo
     packet = sample_repo.first("registry/packets/*/*.json")
     path = sample_repo.root / packet
     path.write_bytes(path.read_bytes()[:200])  # truncated: malformed JSON
-    for args in (["views", str(sample_repo.root)], ["views", str(sample_repo.root), "--check"]):
-        result = runner.invoke(cli, args)
+    for args in ((), ("--check",)):
+        result = views(sample_repo.root, sample_repo.db_path, *args)
         assert result.exit_code == 2, result.output
         assert packet in result.output and "cannot be read" in result.output
     assert registry.read_bytes() == before
@@ -361,6 +393,7 @@ def test_a_killed_view_writers_leftovers_are_cleared_and_never_a_finding(repo: R
     ] == []
 
 
+@both_ways
 def test_check_says_missing_for_a_view_that_is_not_there(repo: Repo, tmp_path: Path):
     db = tmp_path / "v.db"
     assert views(repo.root, db).exit_code == 0
@@ -372,3 +405,177 @@ def test_check_says_missing_for_a_view_that_is_not_there(repo: Repo, tmp_path: P
     assert any(line.startswith("missing: ") and "visit_registry.csv" in line for line in lines)
     assert not any(line.startswith("stale: ") and "visit_registry.csv" in line for line in lines)
     assert any(line.startswith("stale: ") and "packet_registry.csv" in line for line in lines)
+
+
+# Records in the shapes where reading them directly could differ from an index:
+# the views' order (IDs missing, not text, repeated, beyond ASCII), records filed
+# where their type does not say, legacy spellings, and what no view holds.
+def _awkward_repository(root: Path) -> None:
+    def packet(rel: str, **fields: object) -> None:
+        data = {"record_type": "packet", "created_at": "2026-01-02T03:04:05Z", **fields}
+        write(root, f"registry/packets/{rel}", data)
+
+    packet("inbox/a.json", packet_id="pkt-b", status="open")
+    packet("inbox/b.json", packet_id="pkt-b", status="second copy")  # the same ID: by file
+    packet("inbox-2/z.json", packet_id="pkt-b", status="first copy")  # "-" sorts before "/"
+    packet("inbox/c.json", status="no ID")  # NULL first
+    packet("inbox/d.json", packet_id=7)  # not text: JSON text "7"
+    packet("inbox/e.json", packet_id=["pkt-list"])
+    packet("inbox/f.json", packet_id="pkt-é")
+    packet("inbox/g.json", packet_id="pkt-Z")
+    packet("inbox/h.json", packet_id="pkt-\U0001f600")
+    packet("2026/deep/i.json", packet_id="pkt-a", source_ai="legacy-spelling")
+    packet("inbox/j.json", packet_id="pkt-big", size=10**30)
+    write(root, "registry/responses/inbox/k.json", {"record_type": "packet", "packet_id": "p-x"})
+    write(root, "registry/packets/inbox/l.json", {"packet_id": "pkt-legacy"})  # no record_type
+    write(root, "registry/packets/inbox/m.json", {"record_type": "nothing", "packet_id": "n"})
+    write(root, "registry/loose.json", {"record_type": "packet", "packet_id": "pkt-loose"})
+    write(root, "elsewhere/n.json", {"record_type": "packet", "packet_id": "pkt-outside"})
+    (root / "registry/packets/inbox/o.json").write_text(
+        '{"record_type": "packet", "packet_id": "pkt-s", "notes": "\\ud800"}'
+    )
+    write(root, "registry/tags/t1.json", {"record_type": "tag", "tag_slug": "b", "status": "x"})
+    write(root, "registry/tags/t2.json", {"record_type": "tag", "tag_slug": "a|b"})
+    write(root, "registry/skipped/q.json", {"record_type": "packet", "packet_id": "pkt-q"})
+    write(root, "registry/packets/skipped/r.json", {"record_type": "packet", "packet_id": "r"})
+
+
+def _both_ways(root: Path, db: Path) -> tuple[object, object]:
+    """What each way of making the views gives: the views, or the refusal."""
+    from labnote_index import api
+    from labnote_index.configuration import configuration
+    from labnote_index.errors import RecordsUnreadable
+    from labnote_index.index.registry_views import repository_views
+
+    made = []
+    for make in (
+        lambda: repository_views(root, configuration(root).excluded()),
+        lambda: (api.build(root, db, full=True), api.views(db))[1],
+    ):
+        try:
+            made.append(make())
+        except RecordsUnreadable as exc:
+            made.append(str(exc))
+    return made[0], made[1]
+
+
+def test_views_from_the_files_are_the_views_of_an_index(tmp_path: Path):
+    root = tmp_path / "repo"
+    _awkward_repository(root)
+    (root / "labnote-index.toml").write_text('exclude = ["registry/packets/skipped"]\n')
+    direct, indexed = _both_ways(root, tmp_path / "i.db")
+    assert isinstance(direct, dict) and direct == indexed
+    lines = direct["registry/packet_registry.csv"].splitlines()
+    status = lines[0].split(",").index("status")
+    rows = [(row[0], row[status]) for row in csv.reader(lines[1:])]
+    # By ID as the index orders it (binary UTF-8; a list by its JSON text), then file.
+    assert [i for i, _ in rows] == [
+        "",
+        "7",
+        "pkt-list",
+        "pkt-Z",
+        "pkt-a",
+        "pkt-b",
+        "pkt-b",
+        "pkt-b",
+        "pkt-big",
+        "pkt-s",
+        "pkt-é",
+        "pkt-\U0001f600",
+    ]
+    assert rows[5:8] == [("pkt-b", "first copy"), ("pkt-b", "open"), ("pkt-b", "second copy")]
+    # Not in it: a legacy record, another type's directory, outside registry/<dir>/,
+    # an unknown type, and what the configuration excludes.
+    assert "| a|b |  |  |  |\n| b | x |  |  |\n" in direct["registry/INDEX.md"]
+
+
+def test_records_that_cannot_be_read_are_refused_alike_both_ways(tmp_path: Path):
+    """Each shape of a record file no view can be made without: both ways refuse,
+    naming the same files; a record with a byte order mark (a problem, not an
+    unreadable file) is read both ways."""
+    import os
+
+    root = tmp_path / "repo"
+    _awkward_repository(root)
+    packets = root / "registry/packets/inbox"
+    (packets / "bom.json").write_bytes(b"\xef\xbb\xbf" + json.dumps({"packet_id": "x"}).encode())
+    assert isinstance(_both_ways(root, tmp_path / "0.db")[0], dict)
+    (packets / "truncated.json").write_text('{"record_type": "packet", "packet_id": ')
+    (packets / "list.json").write_text("[1, 2]")
+    (packets / "empty.json").write_text("")
+    (packets / "latin1.json").write_bytes(b'{"packet_id": "\xe9"}')
+    (packets / "dir.json").mkdir()  # a directory: walked into, no record file
+    os.symlink(tmp_path / "nowhere.json", packets / "dangling.json")
+    (tmp_path / "outside.json").write_text('{"record_type": "packet", "packet_id": "o"}')
+    os.symlink(tmp_path / "outside.json", packets / "outside.json")
+    os.link(packets / "a.json", packets / "second-name.json")
+    os.symlink("b.json", packets / "inside-link.json")  # read: it leads inside
+    (root / os.fsdecode(b"registry/packets/inbox/\xff.json")).write_text("{}")
+    direct, indexed = _both_ways(root, tmp_path / "1.db")
+    assert isinstance(direct, str) and direct == indexed
+    from labnote_index.index.registry_views import refusal
+
+    names = "\\xff a dangling empty latin1 list outside second-name truncated"
+    # Both names of a hard-linked record (either could be a file outside).
+    unreadable = sorted(f"registry/packets/inbox/{n}.json" for n in names.split())
+    assert direct == refusal(unreadable)
+
+
+_DIRECTORIES = ["packets", "responses", "messages", "visitors", "tags", "loose"]
+_IDS = st.one_of(
+    st.none(),
+    st.integers(-5, 5),
+    st.text(alphabet='aZé_-\U0001f600\u00a0|,"\n', max_size=4),
+    st.lists(st.text(alphabet="ab", max_size=2), max_size=2),
+)
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(_DIRECTORIES),
+            st.sampled_from(["", "inbox/", "2026/deep/"]),
+            st.sampled_from([None, "packet", "response", "message", "visitor", "tag", "x"]),
+            _IDS,
+            st.one_of(st.none(), st.text(max_size=12), st.booleans()),
+        ),
+        max_size=12,
+    )
+)
+def test_any_records_make_the_same_views_both_ways(records: list[tuple]):
+    with tempfile.TemporaryDirectory() as work:
+        root = Path(work) / "repo"
+        (root / "registry").mkdir(parents=True)
+        for n, (directory, sub, record_type, record_id, created_at) in enumerate(records):
+            data: dict[str, object] = {"created_at": created_at, "status": record_id}
+            if record_type is not None:
+                data["record_type"] = record_type
+            for rt in RECORD_TYPES.values():  # the ID under every type's field
+                data[rt.id_field] = record_id
+            place = "registry" if directory == "loose" else f"registry/{directory}/{sub}"
+            write(root, f"{place.rstrip('/')}/r{n}.json", data)
+        direct, indexed = _both_ways(root, Path(work) / "i.db")
+        assert direct == indexed
+
+
+def test_a_record_replaced_by_a_symlink_since_the_walk_is_not_read(tmp_path: Path):
+    """The walk saw a regular file; a symlink put in its place since (even one
+    leading inside) is never read through, as the index's loader does."""
+    import os
+
+    from labnote_index.read.discover import discover
+    from labnote_index.read.paths import Sandbox
+    from labnote_index.read.records import registry_records
+
+    root = tmp_path / "repo"
+    write(root, "registry/packets/a.json", {"record_type": "packet", "packet_id": "a"})
+    write(root, "registry/packets/b.json", {"record_type": "packet", "packet_id": "b"})
+    sandbox = Sandbox(root)
+    found = discover(root, sandbox.entered)
+    assert [r[2] for r in registry_records(sandbox, found).records] == ["a", "b"]
+    (root / "registry/packets/a.json").unlink()
+    os.symlink("b.json", root / "registry/packets/a.json")
+    read = registry_records(sandbox, found)
+    assert read.unreadable == ["registry/packets/a.json"]
+    assert [r[2] for r in read.records] == ["b"]

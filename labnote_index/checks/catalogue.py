@@ -38,8 +38,6 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
-
 from ..errors import CheckFileError
 from ..format.rules import LEVELS, SEVERITIES
 from ..index.index_file import database_file, read_only_connection
@@ -49,6 +47,8 @@ from .positions import locate
 from .suggest import suggest
 
 if TYPE_CHECKING:
+    import sqlite_utils
+
     from ..read.settings import Settings
 
 # A check may be off unless a configuration turns it on (a strict rule).

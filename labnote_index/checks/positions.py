@@ -10,13 +10,14 @@ message. Nothing is read from disk.
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from ..read.parse import array_entries as entries
 from ..read.parse import top_level_members
 from ..text import Lines
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 # Where a JSON syntax error is, as parse.py words it ("at line 29 column 1").
 _SYNTAX = re.compile(r"\bat line (\d+) column (\d+)\b")

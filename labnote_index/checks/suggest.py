@@ -15,9 +15,11 @@ import re
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
+if TYPE_CHECKING:
+    import sqlite_utils
+
 
 _CONFUSABLE = str.maketrans({"0": "o", "1": "l", "i": "l", "|": "l", "_": "-"})
 MAX_EDITS = 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 # How loud a finding is, the one vocabulary every layer reads: a check's
 # severity (or "off": not run), what --fail-on and fail-on take.
@@ -189,6 +190,33 @@ LEGACY_FIELDS: dict[str, tuple[tuple[str, ...], str]] = {
     "visitor_family": (("visit", "visitor"), "session_family"),
     "date": (tuple(RECORD_TYPES), "created_at"),
 }
+
+
+def canonical_spelling(
+    rt: RecordType, data: dict[str, Any], legacy: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """``data`` (a copy) with legacy spellings moved to their canonical fields,
+    each one noted in ``legacy``."""
+    mapped = dict(data)
+    for old, (types, canonical) in LEGACY_FIELDS.items():
+        if old not in mapped or rt.name not in types:
+            continue
+        value = mapped.pop(old)
+        if canonical in mapped:
+            note = f"both {old} and {canonical} are present; {canonical} was kept"
+        else:
+            mapped[canonical] = value
+            note = f"{old} indexed as {canonical}"
+        legacy.append(
+            {
+                "record_type": rt.name,
+                "legacy_field": old,
+                "canonical_field": canonical,
+                "note": note,
+            }
+        )
+    return mapped
+
 
 # Files under registry/ that are not records.
 GENERATED_VIEWS = tuple(

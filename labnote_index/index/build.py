@@ -27,7 +27,6 @@ from typing import Any
 
 import sqlite_utils
 
-from ..errors import RepositoryError
 from ..format.contract import Contract
 from ..format.rules import RECORD_TYPES
 from ..lazy import imported_meanwhile
@@ -36,7 +35,7 @@ from ..read.discover import DiscoveredFile, FoundFiles, classify, discover, name
 from ..read.git import WorkTreeState, head_commit
 from ..read.licence import declared_licence
 from ..read.paths import Sandbox, displayable
-from ..read.repository import is_a_repository
+from ..read.repository import is_a_repository, readable_directory
 from ..read.schemas import read_contract
 from ..text import findings_phrase, parent_dir, plural
 from .changed import Suspects, changes_by_git, changes_by_walk, git_state, record_state
@@ -161,10 +160,7 @@ def build_index(
     """
     repo = Path(repo)
     jobs = default_jobs() if jobs is None else jobs
-    if not repo.is_dir():
-        raise RepositoryError(f"{repo} is not a directory: give the root of a LabNote repository")
-    if not os.access(repo, os.R_OK | os.X_OK):
-        raise RepositoryError(f"{repo} cannot be read: check its permissions")
+    readable_directory(repo)
     db_path = Path(db_path)
     exists = check_index_path(db_path)
     sandbox = Sandbox(repo)

@@ -518,7 +518,3 @@ def _packet_file_changes(
                     yield key, _Found(entry.path, st)
     for key in stored.keys() - seen:
         yield key, None
-
-
-# A Markdown file or view larger than this is hashed only: its links are not read.
-MAX_TEXT = 64 * 1024 * 1024

@@ -12,10 +12,12 @@ import os
 import sqlite3
 import stat
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from ..errors import NoIndex, NotAnIndex
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 # Written into the SQLite header (PRAGMA application_id): a file is recognised as
 # a labnote index from its first 100 bytes, even when a page further on is damaged.
@@ -33,6 +35,8 @@ def as_database(
     cannot write (nor create the file)."""
     if read_only and not isinstance(target, sqlite3.Connection):
         target = read_only_connection(target)
+    import sqlite_utils  # here: what only recognises an index file loads none of it
+
     return sqlite_utils.Database(target, execute_plugins=False)
 
 

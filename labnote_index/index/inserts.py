@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
+if TYPE_CHECKING:
+    import sqlite_utils
+
 
 # Values SQLite binds as they are; a row holding anything else (a list or an
 # object from a record) has it written as JSON text, as sqlite-utils does.

@@ -23,10 +23,10 @@ from ..format.rules import SAFE_PATH_RE
 from ..read.discover import DiscoveredFile, FoundFiles
 from ..read.git import git_ignored, in_git_work_tree
 from ..read.markdown import link_rows
-from ..read.parse import Hashed, hash_file, read_error
+from ..read.parse import MAX_TEXT, Hashed, hash_file, read_error
 from ..read.paths import Sandbox, as_read, kept, named_outside, storable
 from ..text import parent_dir
-from .files import MAX_ARTIFACT_BODY, MAX_TEXT
+from .files import MAX_ARTIFACT_BODY
 from .inserts import Inserts
 
 # Markdown files one after the other (in path order, a directory's) written at

@@ -17,19 +17,22 @@ import io
 import json
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from ..errors import RecordsUnreadable, ViewPathError
 from ..format.rules import RECORD_TYPES, RecordType
-from ..read.parse import hash_file, universal_newlines, without_surrogates
+from ..read.discover import discover
+from ..read.parse import MAX_TEXT, hash_file, universal_newlines, without_surrogates
 from ..read.paths import Sandbox, leads_inside
-from .files import MAX_TEXT
+from ..read.records import registry_records
+from ..read.repository import check_repository
 from .tempfiles import replace_file
+
+if TYPE_CHECKING:  # the views of a repository are made without an index (repository_views)
+    import sqlite_utils
 
 _COLUMN_SPECS = {
     "packet": "packet_id date created_at created_by deposited_by content_origin source_note "
@@ -68,18 +71,33 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def _canonical(db: sqlite_utils.Database, rt: RecordType) -> Iterator[dict[str, Any]]:
-    """Records under registry/<type-dir>/ (any depth) whose record_type matches it, by ID.
+# The canonical records of a record type, in the views' order: from an index, or
+# from the repository's files read directly (repository_views).
+Canonical = Callable[[RecordType], Iterable[str]]
 
-    Streamed in ID order (SQLite's binary order of UTF-8 is Python's string order).
-    """
-    prefix = f"registry/{rt.directory}/"
-    for row in db.query(
-        "SELECT j.json FROM record_json j JOIN records r ON r.file = j.file "
-        "WHERE substr(j.file, 1, ?) = ? AND r.record_type = ? ORDER BY r.record_id, r.file",
-        [len(prefix), prefix, rt.name],
-    ):
-        data = without_surrogates(json.loads(row["json"]), row["json"])
+
+def _canonical(db: sqlite_utils.Database) -> Canonical:
+    """The JSON text of the records under registry/<type-dir>/ (any depth) whose
+    record_type is the type's, by ID, then file (SQLite's binary order of UTF-8
+    is Python's string order), as the index holds them."""
+
+    def of_type(rt: RecordType) -> Iterator[str]:
+        prefix = f"registry/{rt.directory}/"
+        for row in db.query(
+            "SELECT j.json FROM record_json j JOIN records r ON r.file = j.file "
+            "WHERE substr(j.file, 1, ?) = ? AND r.record_type = ? ORDER BY r.record_id, r.file",
+            [len(prefix), prefix, rt.name],
+        ):
+            yield row["json"]
+
+    return of_type
+
+
+def _records(texts: Iterable[str], rt: RecordType) -> Iterator[dict[str, Any]]:
+    """The records of these JSON texts that say they are of ``rt``'s type (a
+    legacy record without record_type is in no view), as the views read them."""
+    for text in texts:
+        data = without_surrogates(json.loads(text), text)
         if data.get("record_type") == rt.name:
             yield data
 
@@ -144,17 +162,38 @@ def _tag_slug(line: str) -> str:
 def render_views(db: sqlite_utils.Database, kept: Kept | None = None) -> dict[str, str]:
     """Every view, keyed by its repository path (with ``kept``, the committed rows
     of records that cannot be read)."""
-    kept = kept or Kept()
+    return _render(_canonical(db), kept or Kept())
+
+
+def repository_views(repo: Path, excluded: Callable[[str], bool] | None = None) -> dict[str, str]:
+    """The views the records of ``repo`` make, read from its files with no index
+    (the paths ``excluded`` tells left out, as a build leaves them): the same as an
+    index of it gives (``current_views``), and RecordsUnreadable alike."""
+    check_repository(repo)
+    sandbox = Sandbox(repo)
+    read = registry_records(sandbox, discover(repo, sandbox.entered, excluded))
+    if read.unreadable:
+        raise RecordsUnreadable(refusal(read.unreadable))
+
+    def of_type(rt: RecordType) -> Iterator[str]:
+        for _, _, text in read.of_type(rt.name, f"registry/{rt.directory}/"):
+            yield text
+
+    return _render(of_type, Kept())
+
+
+def _render(canonical: Canonical, kept: Kept) -> dict[str, str]:
     views: dict[str, str] = {}
     counts: dict[str, int] = {}
     tags: list[dict[str, Any]] = []
     for rt in RECORD_TYPES.values():
         if rt.views_file:
             rows = kept.rows.get(rt.name, [])
-            content, counts[rt.name] = render_csv(_canonical(db, rt), COLUMNS[rt.name], rows)
+            records = _records(canonical(rt), rt)
+            content, counts[rt.name] = render_csv(records, COLUMNS[rt.name], rows)
             views[f"registry/{rt.views_file}"] = content
         else:
-            tags = list(_canonical(db, rt))
+            tags = list(_records(canonical(rt), rt))
             counts[rt.name] = len(tags) + len(kept.tag_lines)
     views["registry/INDEX.md"] = render_index(counts, tags, kept.tag_lines)
     return views

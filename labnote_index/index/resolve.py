@@ -9,9 +9,11 @@ looked up again.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
+if TYPE_CHECKING:
+    import sqlite_utils
+
 
 # Each relationship's resolution, and (second) which of its rows an incremental
 # build looks up again; :changed is the JSON list of files read again or removed.

@@ -20,18 +20,19 @@ from ..format.contract import Contract
 from ..format.models import MODELS, validate
 from ..format.problem import Problem
 from ..format.rules import (
-    LEGACY_FIELDS,
     PROVENANCE_TYPES,
     RECORD_TYPE_BY_DIRECTORY,
     RECORD_TYPES,
     REFERENCE_RULES,
     TAGGED_TYPES,
     RecordType,
+    canonical_spelling,
     visit_packet_id,
 )
 from ..read import markdown
-from ..read.discover import SYMLINKED_DIRECTORY, UNLISTED, DiscoveredFile, FoundFiles
+from ..read.discover import DiscoveredFile, FoundFiles
 from ..read.parse import (
+    MAX_TEXT,
     ParsedFile,
     hash_file,
     read_error,
@@ -44,12 +45,10 @@ from ..read.paths import (
     as_read,
     displayable,
     kept_ctime,
-    lstat_key,
-    named_outside,
     storable,
 )
+from ..read.records import seen, why_not_read
 from ..text import as_text, parent_dir
-from .files import MAX_TEXT
 from .inserts import Inserts
 from .markdown_files import MarkdownReader
 
@@ -223,13 +222,12 @@ class FileLoader:
                 "rename it in UTF-8; it was not read"
             )
             return file_row
-        full = self.sandbox.path(path)
-        key = None if named_outside(path) else found.stat or lstat_key(full)
+        full, key = seen(self.sandbox, found)
         if key is not None:
             file_row["size"], file_row["mtime_ns"] = key.size, key.mtime_ns
             file_row["ctime_ns"], file_row["inode"] = kept_ctime(key), key.inode
             file_row["regular_file"] = int(key.is_regular)
-        problem = self._unreadable(path, found.kind, full, key)
+        problem = why_not_read(self.sandbox, path, found.kind, full, key)
         if problem:
             file_row["error"] = problem
             return file_row
@@ -314,43 +312,6 @@ class FileLoader:
                     rows.add(table, row)
         self._add_problems(path, kind, packet_dir, problems, rows)
 
-    def _unreadable(self, path: str, kind: str, full: str, key: FileStat | None) -> str | None:
-        """Why a discovered path must not be read, if it must not."""
-        if named_outside(path):
-            return "path is outside the repository: name files relative to the repository root"
-        if key is None:
-            return "file does not exist"
-        if kind == SYMLINKED_DIRECTORY:
-            target = displayable(os.readlink(full))
-            if path == "registry":
-                return (
-                    f"registry/ is a symlink to {target}, which is not a directory inside the "
-                    "repository: none of its records were read; keep the registry inside"
-                )
-            return (
-                f"a symlink to a directory (to {target}): not followed, so nothing in it is "
-                "indexed; put the directory itself here"
-            )
-        if not self.sandbox.inside(path, key.is_link):
-            target = os.readlink(full) if key.is_link else "a directory outside"
-            return f"symlink points outside the repository (to {target}); it was not read"
-        if not key.is_regular and not os.path.isfile(full):  # a link is followed here
-            if kind == UNLISTED:
-                return (
-                    "directory could not be listed, so the files in it are not indexed: "
-                    "make it readable"
-                )
-            if os.path.isdir(full):
-                return "a directory, not a file: name the files in it"
-            if not os.path.lexists(full):  # gone since it was listed
-                return read_error(FileNotFoundError())
-            return (
-                "dangling symlink"
-                if key.is_link and not os.path.exists(full)
-                else "not a regular file"
-            )
-        return None
-
     def _import_record(
         self, path: str, parsed: ParsedFile, file_row: dict[str, Any], rows: Rows
     ) -> None:
@@ -374,7 +335,7 @@ class FileLoader:
                     )
                 )
             else:
-                data = _map_legacy(rt, data, legacy)
+                data = canonical_spelling(rt, data, legacy)
                 data.setdefault("record_type", rt.name)  # inferred for a legacy record
                 record_id = as_text(data.get(rt.id_field))
                 committed = self.contract.validate(rt.name, data)
@@ -522,28 +483,3 @@ def _sub_dir(parts: list[str], directory: str, in_registry: bool) -> str:
     if top is None:
         return dirs[-1] if dirs else ""
     return dirs[top + 1] if top + 1 < len(dirs) else ""
-
-
-def _map_legacy(
-    rt: RecordType, data: dict[str, Any], legacy: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """Move legacy spellings to their canonical fields, noting each one."""
-    mapped = dict(data)
-    for old, (types, canonical) in LEGACY_FIELDS.items():
-        if old not in mapped or rt.name not in types:
-            continue
-        value = mapped.pop(old)
-        if canonical in mapped:
-            note = f"both {old} and {canonical} are present; {canonical} was kept"
-        else:
-            mapped[canonical] = value
-            note = f"{old} indexed as {canonical}"
-        legacy.append(
-            {
-                "record_type": rt.name,
-                "legacy_field": old,
-                "canonical_field": canonical,
-                "note": note,
-            }
-        )
-    return mapped

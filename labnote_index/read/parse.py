@@ -32,6 +32,9 @@ except ImportError:  # pragma: no cover - installed with the package
 # read into memory (it is still hashed, in chunks, so the file is accounted for).
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 
+# A Markdown file or view larger than this is hashed only: its links are not read.
+MAX_TEXT = 64 * 1024 * 1024
+
 UTF8_BOM = b"\xef\xbb\xbf"
 
 # Records are a few levels deep. Deeper values are refused at the read, so that

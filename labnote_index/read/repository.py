@@ -6,7 +6,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import NotARepository
+from ..errors import NotARepository, RepositoryError
+
+
+def readable_directory(repo: Path) -> None:
+    """That ``repo`` is a directory this process can list and enter."""
+    if not repo.is_dir():
+        raise RepositoryError(f"{repo} is not a directory: give the root of a LabNote repository")
+    if not os.access(repo, os.R_OK | os.X_OK):
+        raise RepositoryError(f"{repo} cannot be read: check its permissions")
+
+
+def check_repository(repo: Path) -> None:
+    """That ``repo`` can be read and is a LabNote repository's root (the errors a
+    build gives, in its order)."""
+    readable_directory(repo)
+    is_a_repository(repo)
 
 
 def is_a_repository(repo: Path) -> None:
