@@ -430,6 +430,7 @@ def _awkward_repository(root: Path) -> None:
     write(root, "registry/packets/inbox/l.json", {"packet_id": "pkt-legacy"})  # no record_type
     write(root, "registry/packets/inbox/m.json", {"record_type": "nothing", "packet_id": "n"})
     write(root, "registry/loose.json", {"record_type": "packet", "packet_id": "pkt-loose"})
+    write(root, "registry/packets-old/p.json", {"record_type": "packet", "packet_id": "old"})
     write(root, "elsewhere/n.json", {"record_type": "packet", "packet_id": "pkt-outside"})
     (root / "registry/packets/inbox/o.json").write_text(
         '{"record_type": "packet", "packet_id": "pkt-s", "notes": "\\ud800"}'

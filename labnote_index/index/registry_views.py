@@ -176,7 +176,7 @@ def repository_views(repo: Path, excluded: Callable[[str], bool] | None = None) 
         raise RecordsUnreadable(refusal(read.unreadable))
 
     def of_type(rt: RecordType) -> Iterator[str]:
-        for _, _, text in read.of_type(rt.name, f"registry/{rt.directory}/"):
+        for _, _, text in read.of_type(rt.name):
             yield text
 
     return _render(of_type, Kept())

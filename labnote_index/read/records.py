@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..format.rules import RECORD_TYPES, canonical_spelling
+from ..format.rules import RECORD_TYPES, RecordType, canonical_spelling
 from ..text import as_text
 from .discover import SYMLINKED_DIRECTORY, UNLISTED, DiscoveredFile
 from .parse import read_error, read_record_file
@@ -66,19 +66,20 @@ def why_not_read(
 @dataclass
 class RegistryRecords:
     """The record files of a repository as the views take them: each record (a
-    JSON object) with its file, type and ID, and the record files that could not
-    be read (as the index names them: its ``files`` rows with an error)."""
+    JSON object) filed under its own type's directory, with its file, type and
+    ID, and the record files that could not be read (as the index names them:
+    its ``files`` rows with an error)."""
 
     records: list[tuple[str, str, str | None, str]] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
 
-    def of_type(self, record_type: str, prefix: str) -> list[tuple[str, str | None, str]]:
-        """(file, ID, JSON text) of the records of ``record_type`` filed under
-        ``prefix``, in the index's order (by ID, then file; no ID first)."""
+    def of_type(self, record_type: str) -> list[tuple[str, str | None, str]]:
+        """(file, ID, JSON text) of the records of ``record_type``, in the index's
+        order (by ID, then file; no ID first)."""
         chosen = [
             (file, record_id, text)
             for file, rt, record_id, text in self.records
-            if rt == record_type and file.startswith(prefix)
+            if rt == record_type
         ]
         chosen.sort(key=lambda r: (r[1] is not None, r[1] or "", r[0]))
         return chosen
@@ -108,17 +109,18 @@ def registry_records(sandbox: Sandbox, found: Iterable[DiscoveredFile]) -> Regis
             read.unreadable.append(path)
         elif parsed.data is not None and parsed.text is not None:
             typed = _typed(parsed.data)
-            if typed is not None:
-                read.records.append((path, typed[0], typed[1], parsed.text))
+            # Kept only where a view can take it: under its own type's directory.
+            if typed is not None and path.startswith(f"registry/{typed[0].directory}/"):
+                read.records.append((path, typed[0].name, typed[1], parsed.text))
     read.unreadable.sort()
     return read
 
 
-def _typed(data: dict[str, Any]) -> tuple[str, str | None] | None:
+def _typed(data: dict[str, Any]) -> tuple[RecordType, str | None] | None:
     """A record's type and ID as the index's records row has them, for a record
     that names its type (a legacy record without one is in no view)."""
     raw = data.get("record_type")
     rt = RECORD_TYPES.get(raw) if isinstance(raw, str) else None
     if rt is None:
         return None
-    return rt.name, as_text(canonical_spelling(rt, data, []).get(rt.id_field))
+    return rt, as_text(canonical_spelling(rt, data, []).get(rt.id_field))
