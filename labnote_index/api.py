@@ -72,6 +72,7 @@ configuration = configuration_.configuration
 
 # Where views go and how they are compared and written, as the views module does it.
 views_directory = views_.output_directory
+repository_views = views_.repository_views  # from the files, with no index
 stale_views = views_.stale_views
 write_views = views_.write_views
 

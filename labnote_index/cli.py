@@ -404,9 +404,9 @@ def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path 
 
     The views are made from the canonical records byte for byte in the
     reference generator's format (docs/views.md): read from the files
-    themselves, or, with --db, from the index built there first (kept). A view path that is a
-    symlink or not a regular file, or a registry/ that leads outside REPO, is
-    never written or read: exit 2 naming it. While a record file cannot be
+    themselves, or, with --db, from the index built there first (kept). A
+    view path that is a symlink or not a regular file, or a registry/ that
+    leads outside REPO, is never written or read: exit 2 naming it. While a record file cannot be
     read, no view is written or compared (it would drop the record's row):
     exit 2 naming the files.
     """
@@ -415,7 +415,7 @@ def views_command(repo: Path, db_path: Path | None, check_only: bool, out: Path 
     out = views_.output_directory(repo, out)
     settings = configuration_.configuration(repo)
     if db_path is None:
-        generated = views_.repository_views(repo, settings.excluded())
+        generated = views_.repository_views(repo, settings.excluded(), progress_bar("Reading"))
     else:
         run_build(repo, db_path, (), settings)
         generated = api.views(db_path)

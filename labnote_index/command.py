@@ -114,12 +114,13 @@ class LabnoteGroup(click.Group):
 class _Bar(Progress):
     """A progress bar on stderr (the CLI shows one only on a terminal)."""
 
-    def __init__(self) -> None:
+    def __init__(self, label: str) -> None:
         self.bar: Any = None
+        self.label = label
 
     def start(self, total: int) -> None:
         self.finish()  # a damaged index is rebuilt in full: a second bar
-        self.bar = click.progressbar(length=total, label="Indexing", file=sys.stderr)
+        self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
         self.bar.__enter__()
 
     def advance(self, done: int) -> None:
@@ -132,9 +133,9 @@ class _Bar(Progress):
             self.bar = None
 
 
-def progress_bar() -> Progress | None:
+def progress_bar(label: str = "Indexing") -> Progress | None:
     """A bar on standard error when it is a terminal; no progress otherwise."""
-    return _Bar() if sys.stderr.isatty() else None
+    return _Bar(label) if sys.stderr.isatty() else None
 
 
 # Options and output the commands share.

@@ -580,3 +580,21 @@ def test_a_record_replaced_by_a_symlink_since_the_walk_is_not_read(tmp_path: Pat
     read = registry_records(sandbox, found)
     assert read.unreadable == ["registry/packets/a.json"]
     assert [r[2] for r in read.records] == ["b"]
+
+
+def test_reading_the_records_says_how_far_it_is(tmp_path: Path):
+    """A long views run without an index shows a progress bar (on a terminal),
+    told of every record file, in batches."""
+    from labnote_index.index.registry_views import repository_views
+
+    from .helpers import Calls
+
+    root = tmp_path / "repo"
+    for n in range(2001):
+        write(root, f"registry/tags/t{n}.json", {"record_type": "tag", "tag_slug": f"t{n}"})
+    write(root, "registry/INDEX.md", "not a record")
+    advances: list[int] = []
+    progress = Calls(advances.append)
+    views = repository_views(root, None, progress)
+    assert progress.totals == [2001] and advances == [1000, 1000, 1]
+    assert "| t999 |" in views["registry/INDEX.md"]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import RecordsUnreadable, ViewPathError
 from ..format.rules import RECORD_TYPES, RecordType
+from ..progress import SILENT, Progress
 from ..read.discover import discover
 from ..read.parse import MAX_TEXT, hash_file, universal_newlines, without_surrogates
 from ..read.paths import Sandbox, leads_inside
@@ -165,13 +166,17 @@ def render_views(db: sqlite_utils.Database, kept: Kept | None = None) -> dict[st
     return _render(_canonical(db), kept or Kept())
 
 
-def repository_views(repo: Path, excluded: Callable[[str], bool] | None = None) -> dict[str, str]:
+def repository_views(
+    repo: Path, excluded: Callable[[str], bool] | None = None, progress: Progress | None = None
+) -> dict[str, str]:
     """The views the records of ``repo`` make, read from its files with no index
     (the paths ``excluded`` tells left out, as a build leaves them): the same as an
-    index of it gives (``current_views``), and RecordsUnreadable alike."""
+    index of it gives (``current_views``), and RecordsUnreadable alike. ``progress``
+    is told of the record files read."""
     check_repository(repo)
     sandbox = Sandbox(repo)
-    read = registry_records(sandbox, discover(repo, sandbox.entered, excluded))
+    found = discover(repo, sandbox.entered, excluded)
+    read = registry_records(sandbox, found, progress or SILENT)
     if read.unreadable:
         raise RecordsUnreadable(refusal(read.unreadable))
 

@@ -12,10 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..format.rules import RECORD_TYPES, RecordType, canonical_spelling
+from ..progress import SILENT, Progress
 from ..text import as_text
 from .discover import SYMLINKED_DIRECTORY, UNLISTED, DiscoveredFile
 from .parse import read_error, read_record_file
 from .paths import FileStat, Sandbox, displayable, lstat_key, named_outside, storable
+
+# Progress is told of the record files read in batches of this many.
+PROGRESS_EVERY = 1000
 
 
 def seen(sandbox: Sandbox, found: DiscoveredFile) -> tuple[str, FileStat | None]:
@@ -85,33 +89,42 @@ class RegistryRecords:
         return chosen
 
 
-def registry_records(sandbox: Sandbox, found: Iterable[DiscoveredFile]) -> RegistryRecords:
+def registry_records(
+    sandbox: Sandbox, found: Iterable[DiscoveredFile], progress: Progress = SILENT
+) -> RegistryRecords:
     """Read every record file of ``found`` as the index's loader does (the same
-    refusals, the same parse), keeping what the views are made of."""
+    refusals, the same parse), keeping what the views are made of; ``progress``
+    is told how many record files there are, and as each batch is read."""
     read = RegistryRecords()
-    for item in found:
-        if item.kind != "record":
-            continue
-        path = item.path
-        if not storable(path):
-            read.unreadable.append(displayable(path))
-            continue
-        full, key = seen(sandbox, item)
-        if why_not_read(sandbox, path, item.kind, full, key) is not None:
-            read.unreadable.append(path)
-            continue
-        try:
-            parsed = read_record_file(full, follow=key is not None and key.is_link)
-        except OSError:
-            read.unreadable.append(path)
-            continue
-        if parsed.error:
-            read.unreadable.append(path)
-        elif parsed.data is not None and parsed.text is not None:
-            typed = _typed(parsed.data)
-            # Kept only where a view can take it: under its own type's directory.
-            if typed is not None and path.startswith(f"registry/{typed[0].directory}/"):
-                read.records.append((path, typed[0].name, typed[1], parsed.text))
+    records = [item for item in found if item.kind == "record"]
+    progress.start(len(records))
+    try:
+        for n, item in enumerate(records, 1):
+            if n % PROGRESS_EVERY == 0:
+                progress.advance(PROGRESS_EVERY)
+            path = item.path
+            if not storable(path):
+                read.unreadable.append(displayable(path))
+                continue
+            full, key = seen(sandbox, item)
+            if why_not_read(sandbox, path, item.kind, full, key) is not None:
+                read.unreadable.append(path)
+                continue
+            try:
+                parsed = read_record_file(full, follow=key is not None and key.is_link)
+            except OSError:
+                read.unreadable.append(path)
+                continue
+            if parsed.error:
+                read.unreadable.append(path)
+            elif parsed.data is not None and parsed.text is not None:
+                typed = _typed(parsed.data)
+                # Kept only where a view can take it: under its own type's directory.
+                if typed is not None and path.startswith(f"registry/{typed[0].directory}/"):
+                    read.records.append((path, typed[0].name, typed[1], parsed.text))
+        progress.advance(len(records) % PROGRESS_EVERY)
+    finally:
+        progress.finish()
     read.unreadable.sort()
     return read
 
