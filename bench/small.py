@@ -32,8 +32,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Both plain scripts end by writing a CSV of each record type, sorted by ID.
+_WRITE_CSV = """
+for record_type, records in rows.items():
+    records.sort(key=lambda r: str(r.get(f"{record_type}_id")))
+    fields = sorted({k for r in records for k in r})
+    with open(out / f"{record_type}s.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fields)
+        writer.writeheader()
+        for r in records:
+            cells = {k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in r.items()}
+            writer.writerow(cells)
+"""
+
 # The plain script: read every record, validate it, write the CSV views.
-PLAIN = """
+PLAIN = (
+    """
 import csv, json, sys
 from pathlib import Path
 from jsonschema import Draft202012Validator
@@ -58,20 +72,14 @@ for path in sorted((repo / "registry").rglob("*.json")):
         continue
     problems += sum(1 for _ in validator.iter_errors(record))
     rows.setdefault(record["record_type"], []).append(record)
-for record_type, records in rows.items():
-    fields = sorted({k for r in records for k in r})
-    with open(out / f"{record_type}s.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fields)
-        writer.writeheader()
-        for r in records:
-            cells = {k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in r.items()}
-            writer.writerow(cells)
-print(problems, "problems")
 """
+    + _WRITE_CSV
+    + 'print(problems, "problems")\n'
+)
 
-# The plain view generator alone (the upstream generator's work, no validation):
-# read every record, write a CSV of each record type, sorted by ID.
-PLAIN_VIEWS = """
+# The plain view generator alone (the upstream generator's work, no validation).
+PLAIN_VIEWS = (
+    """
 import csv, json, sys
 from pathlib import Path
 repo, out = Path(sys.argv[1]), Path(sys.argv[2])
@@ -81,16 +89,9 @@ for path in sorted((repo / "registry").rglob("*.json")):
         continue
     record = json.loads(path.read_bytes())
     rows.setdefault(record.get("record_type"), []).append(record)
-for record_type, records in rows.items():
-    records.sort(key=lambda r: str(r.get(f"{record_type}_id")))
-    fields = sorted({k for r in records for k in r})
-    with open(out / f"{record_type}s.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fields)
-        writer.writeheader()
-        for r in records:
-            cells = {k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in r.items()}
-            writer.writerow(cells)
 """
+    + _WRITE_CSV
+)
 
 
 def timed(command: list[str], env: dict[str, str]) -> float:
