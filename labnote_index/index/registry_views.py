@@ -3,8 +3,11 @@
 Made from the canonical records exactly as docs/views.md gives the reference
 generator's format, byte for byte, so that a repository whose
 views the reference generator made stays current. They are computed from the
-JSON as read (``record_json``), like the reference generator, not from the
-typed columns: a legacy or invalid record is rendered as it is written.
+JSON as read, like the reference generator, not from the typed columns: a
+legacy or invalid record is rendered as it is written. That JSON comes from an
+index (``record_json``: ``render_views``) or straight from the repository's
+files (``read/records.py``: ``repository_views``, for ``views`` without
+``--db``); the tests hold the two equal.
 """
 
 from __future__ import annotations
