@@ -120,6 +120,8 @@ def registry_records(
             elif parsed.data is not None and parsed.text is not None:
                 typed = _typed(parsed.data)
                 # Kept only where a view can take it: under its own type's directory.
+                # Its text, not the parsed object (a quarter of the memory): the
+                # views parse it again, as they parse an index's.
                 if typed is not None and path.startswith(f"registry/{typed[0].directory}/"):
                     read.records.append((path, typed[0].name, typed[1], parsed.text))
         progress.advance(len(records) % PROGRESS_EVERY)
