@@ -145,6 +145,16 @@ def main() -> None:
     try:
         repo = work / "repo"
         shutil.copytree(args.repo, repo, ignore=shutil.ignore_patterns(".labnote-index-cache"))
+        # The same files in a git work tree, as a user's repository is: a check
+        # asks git what changed.
+        work_tree = work / "work-tree"
+        shutil.copytree(repo, work_tree)
+        for git_args in (
+            ["init", "-q"],
+            ["add", "-A"],
+            ["-c", "user.name=b", "-c", "user.email=b@example.invalid", "commit", "-qm", "0"],
+        ):
+            subprocess.run(["git", "-C", str(work_tree), *git_args], check=True)
         (work / "out").mkdir()
         plain = work / "plain.py"
         plain.write_text(PLAIN)
@@ -169,15 +179,31 @@ def main() -> None:
             "python -c pass (the interpreter alone)": [sys.executable, "-c", "pass"],
             "labnote-index check --no-db": [*me, "check", str(repo), "--no-db"],
             "labnote-index check --cache, warm": [*me, "check", str(repo), "--cache"],
+            "labnote-index check --cache, warm, in a git work tree": [
+                *me,
+                "check",
+                str(work_tree),
+                "--cache",
+            ],
             "labnote-index views --check": [*me, "views", str(repo), "--check"],
             "labnote-index check --help (imports only)": [*me, "check", "--help"],
         }
         runs = {name: (command, env) for name, command in commands.items()}
         if args.base is not None:
+            # A copy of its own: the two would otherwise rebuild each other's cache.
+            base_repo, base_work_tree = work / "repo-base", work / "work-tree-base"
+            shutil.copytree(repo, base_repo)
+            shutil.copytree(work_tree, base_work_tree)
+            own = {str(repo): str(base_repo), str(work_tree): str(base_work_tree)}
             base_env = {**env, "PYTHONPATH": str(args.base.resolve())}
             for name, command in commands.items():
                 if name.startswith("labnote-index"):
-                    runs[f"{name} (base: {args.base.name})"] = (command, base_env)
+                    on_base = [own.get(part, part) for part in command]
+                    runs[f"{name} (base: {args.base.name})"] = (on_base, base_env)
+        # A file changed within two seconds of a build is compared by content by
+        # every later one (read/paths.RACY_NS): the copies are left to age first,
+        # as a user's files have, so that the cache is made of settled files.
+        time.sleep(2.5)
         for command, run_env in runs.values():  # bytecode caches written, the cache made
             timed(command, run_env)
         times: dict[str, list[float]] = {name: [] for name in runs}

@@ -10,12 +10,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
-
-import sqlite_utils
 
 from . import configuration as configuration_
 from . import lazy
@@ -33,7 +31,13 @@ from .format import rules
 from .index import registry_views as views_
 from .index.build import BuildResult, build_index
 from .index.cache import cache_index as cache_index  # the façade's, for check --cache
-from .index.index_file import as_database, check_index_path, index_damage, indexed_repository
+from .index.index_file import (
+    as_database,
+    check_index_path,
+    index_damage,
+    indexed_repository,
+    read_only_connection,
+)
 from .index.parallel import default_jobs
 from .index.tempfiles import temporary_directory
 from .progress import Progress
@@ -57,6 +61,8 @@ from .results import Orphan as Orphan
 from .results import Tree as Tree
 
 if TYPE_CHECKING:
+    import sqlite_utils
+
     from .index.organisation import MergeResult
     from .output import provenance
     from .queries import lineage as lineage_
@@ -262,13 +268,15 @@ def stored_settings(index: sqlite_utils.Database) -> Settings:
     an index that keeps none)."""
     row = index.execute("SELECT value FROM build_info WHERE key = 'config'").fetchone()
     stored = json.loads(row[0]).get("settings", {}) if row else {}
-    return load_settings(None, catalogue_.ids(), stored, origin="index")
+    return load_settings(None, catalogue_.ids, stored, origin="index")
 
 
 def findings(db: Path | str) -> list[Finding]:
     """The findings an index holds (as its last build or check left them), errors
     first, then by file."""
-    return [Finding(**row) for row in catalogue_.findings(open_index(db))]
+    check_index_path(Path(db), must_exist=True)
+    with closing(read_only_connection(db)) as conn:  # no sqlite-utils: see Queryable
+        return [Finding(**row) for row in catalogue_.findings(conn)]
 
 
 def absent_findings(db: Path | str) -> list[Finding]:

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .checks import catalogue
-from .compare import git
 from .read.settings import WORKING_TREE, Settings, load_settings, working_tree_reader
+
+
+def _check_ids() -> frozenset[str]:
+    # Imported when a configuration names a check: views never load the catalogue.
+    from .checks import catalogue
+
+    return catalogue.ids()
 
 
 def configuration(
@@ -31,6 +36,8 @@ def configuration(
         if base is None:
             read = working_tree_reader(Path(repo))
         else:
+            from .compare import git  # only a comparison reads a revision's file
+
             read, origin = git.root_file_reader(Path(repo), base), f"revision {base}"
     overrides = {"enforce-layout": enforce_layout, "fail-on": fail_on}
-    return load_settings(read, catalogue.ids(), overrides, origin=origin)
+    return load_settings(read, _check_ids, overrides, origin=origin)

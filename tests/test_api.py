@@ -192,6 +192,76 @@ def test_views_without_an_index_loads_neither_sqlite_utils_nor_the_models():
     assert with_db.startswith("0 sqlite_utils pydantic")
 
 
+@pytest.mark.parametrize("work_tree", [False, True], ids=["directory", "work-tree"])
+def test_a_check_of_an_unchanged_repository_loads_neither_sqlite_utils_nor_the_models(
+    tmp_path: Path, work_tree: bool
+):
+    """check --cache, the repository unchanged since the cache was built: the
+    index's state and findings are read on a plain sqlite3 connection, and no
+    record is parsed, so neither sqlite-utils nor pydantic is loaded (about
+    0.1 s of a small repository's check); the first run, which builds, loads
+    both. In a work tree the record models may be imported as git answers
+    (build.py), so there only sqlite-utils is asked about."""
+    repo = tmp_path / "repo"
+    shutil.copytree(SAMPLE_REPO, repo, ignore=shutil.ignore_patterns(".labnote-index-cache"))
+    if work_tree:
+        git(repo, "init", "-q")
+        git(repo, "add", "-A")
+        git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "0")
+    past = 1_000_000_000  # every file older than the racy window, as a user's are
+    for path in repo.rglob("*"):
+        os.utime(path, (past, past), follow_symlinks=False)
+    probe = (
+        "import sys\nfrom labnote_index.cli import cli\n"
+        "try:\n"
+        "    args = ['check', sys.argv[1], '--cache', '--format', 'json']\n"
+        "    cli.main(args, standalone_mode=False)\n"
+        "except SystemExit as exc:\n"
+        "    print(exc.code, *(m for m in ('sqlite_utils', 'pydantic') if m in sys.modules))\n"
+    )
+    said = []
+    for _ in range(2):
+        run = subprocess.run(
+            [sys.executable, "-c", probe, str(repo)], capture_output=True, text=True, cwd=ROOT
+        )
+        said.append(run.stdout.splitlines())
+    (first, *found_first), (second, *found_second) = (lines[::-1] for lines in said)
+    assert first == "1 sqlite_utils pydantic"  # built: sample_repo has errors
+    assert found_first == found_second  # the same findings, read from the cache
+    assert second == "1" if not work_tree else second in ("1", "1 pydantic")
+
+
+def test_imported_meanwhile_is_not_waited_for_until_asked(tmp_path: Path, monkeypatch):
+    """ImportedMeanwhile imports in a daemon thread started as its block begins;
+    the block's end does not wait for it (a no-op build must not), ``wait``
+    does, and the module is then whole. Held by an event the module's body
+    waits on: no timing."""
+    import threading
+
+    from labnote_index.lazy import ImportedMeanwhile
+
+    (tmp_path / "slow_to_import_mod.py").write_text(
+        "import builtins\nbuiltins._labnote_test_gate.wait(30)\nDONE = True\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    gate = threading.Event()
+    monkeypatch.setattr("builtins._labnote_test_gate", gate, raising=False)
+    meanwhile = ImportedMeanwhile(["slow_to_import_mod", "no_such_module_at_all"])
+    try:
+        with meanwhile as entered:
+            assert entered is meanwhile
+        thread = meanwhile._thread
+        assert thread is not None and thread.daemon and thread.is_alive()  # not joined
+    finally:
+        gate.set()
+    meanwhile.wait()
+    assert not thread.is_alive()
+    assert sys.modules["slow_to_import_mod"].DONE is True
+    assert "no_such_module_at_all" not in sys.modules  # failed: left to its importer
+    ImportedMeanwhile(["json"]).wait()  # never entered: nothing to wait for
+    monkeypatch.delitem(sys.modules, "slow_to_import_mod")
+
+
 def test_every_name_of_the_facade_is_there_when_read():
     import labnote_index.api as api
 

@@ -503,6 +503,52 @@ def test_git_asked_early_answers_the_first_question_of_its_root(repo: Repo, tmp_
     assert mine == again  # the same answer: nothing changed between
 
 
+def test_work_for_the_wait_is_done_only_while_git_status_runs(repo: Repo):
+    """work_tree_state enters ``meanwhile`` only while git status is still
+    running: not when it has exited already (a small repository's, asked
+    early), yes when it has not (held here by SIGSTOP, resumed by the block)."""
+    import signal
+    import threading
+
+    from labnote_index.read import git as read_git
+
+    committed(repo)
+    entered: list[str] = []
+
+    class Recorder:
+        def __init__(self, asked: read_git._Asked | None = None) -> None:
+            self.asked = asked
+
+        def __enter__(self) -> None:
+            entered.append("entered")
+            if self.asked is not None:
+                os.kill(self.asked.status.pid, signal.SIGCONT)
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+    with read_git.status_asked_early(repo.root):
+        asked = read_git._ASKED_EARLY[os.path.realpath(repo.root)]
+        asked.status.wait()  # exited (its output is small: the pipe holds it)
+        assert work_tree_state(repo.root, Recorder()) is not None
+    assert entered == []
+    for _attempt in range(10):  # again, in the rare case git was done before its stop
+        with read_git.status_asked_early(repo.root):
+            asked = read_git._ASKED_EARLY[os.path.realpath(repo.root)]
+            os.kill(asked.status.pid, signal.SIGSTOP)
+            if asked.status.poll() is not None:
+                continue  # exited already (a stopped one is not: poll says None)
+            # Resumed regardless after a while: a failure is a failure, not a hang.
+            later = threading.Timer(20, os.kill, [asked.status.pid, signal.SIGCONT])
+            later.start()
+            try:
+                state = work_tree_state(repo.root, Recorder(asked))
+            finally:
+                later.cancel()
+            break
+    assert state is not None and entered == ["entered"]
+
+
 def test_git_asked_early_and_not_answered_is_stopped(repo: Repo):
     """A question no build took (the command failed first, or built nothing)
     is stopped and waited for at the block's end, never answered later: a

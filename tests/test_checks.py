@@ -810,22 +810,49 @@ def test_run_checks_not_replacing_adds_to_the_findings(tmp_path: Path):
     assert len(set(identities)) == len(identities)  # the second one is the second
 
 
-def test_the_fingerprint_is_of_the_checks_and_configuration_given():
-    """What an unchanged index's findings depend on: the checks given (not the
-    whole catalogue whatever is given), each one's SQL and parameters, and the
-    configuration, whatever the order of its keys; no configuration is not an
-    empty one."""
-    from dataclasses import replace
+def test_the_fingerprint_is_of_the_check_files_and_configuration_given(tmp_path):
+    """What an unchanged index's findings depend on: every .sql and .toml file
+    the checks are made from (its name and its bytes: an edit, a new file, a
+    rename, one below a directory), and the configuration, whatever the order
+    of its keys; no configuration is not an empty one; other files do not count."""
+    import shutil
 
-    every = load_checks()
-    assert fingerprint() == fingerprint(every)
-    assert fingerprint(every[1:]) != fingerprint(every)
-    first = every[0]
-    assert fingerprint([replace(first, params=(("id", "other"),))]) != fingerprint([first])
-    assert fingerprint([replace(first, sql=first.sql + " ")]) != fingerprint([first])
-    assert fingerprint(every, {"a": 1}) != fingerprint(every, {"a": 2})
-    assert fingerprint(every, {"a": 1, "b": 2}) == fingerprint(every, {"b": 2, "a": 1})
-    assert fingerprint(every, {}) != fingerprint(every) == fingerprint(every, None)
+    from labnote_index.checks.catalogue import PACKAGE
+
+    folder = tmp_path / "checks"
+    shutil.copytree(PACKAGE / "checks", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    first = fingerprint(folder=folder)
+    assert first == fingerprint() == fingerprint(folder=PACKAGE / "checks")
+    seen = {first}
+
+    def changed() -> str:
+        now = fingerprint(folder=folder)
+        assert now not in seen
+        seen.add(now)
+        return now
+
+    check = folder / "artifact_path.sql"
+    check.write_text(check.read_text() + " ")
+    changed()
+    (folder / "transitions" / "extra.sql").write_text("-- check: extra\n")
+    changed()
+    (folder / "transitions" / "extra.sql").rename(folder / "transitions" / "extra2.sql")
+    changed()
+    toml = folder / "validation.toml"
+    toml.write_text(toml.read_text() + "\n")
+    last = changed()
+    (folder / "notes.txt").write_text("not a check")
+    (folder / "extra.py").write_text("")
+    assert fingerprint(folder=folder) == last
+    # A name's end and a body's start cannot trade bytes.
+    (folder / "a.sql").write_text("b.sql")
+    one = fingerprint(folder=folder)
+    (folder / "a.sql").unlink()
+    (folder / "a.sqlb.sql").write_text("")
+    assert fingerprint(folder=folder) != one
+    assert fingerprint({"a": 1}) != fingerprint({"a": 2})
+    assert fingerprint({"a": 1, "b": 2}) == fingerprint({"b": 2, "a": 1})
+    assert fingerprint({}) != fingerprint() == fingerprint(None)
 
 
 def test_run_checks_writes_errors_first_then_by_check_then_by_file(tmp_path: Path):

@@ -12,10 +12,9 @@ anew after a deliberate change; read the diff before committing it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-import sqlite_utils
 
 from labnote_index.checks.catalogue import load_checks, run_checks
 from labnote_index.read.settings import Settings
@@ -31,6 +30,9 @@ from .test_checks import (
     _manifest,
     _tag,
 )
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 DEFAULTS = {c.id: c.severity for c in load_checks()}
 

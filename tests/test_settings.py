@@ -38,7 +38,7 @@ enforce-layout = true
 [per-file-ignores]
 "registry/legacy/*.json" = ["reference_unresolved"]
 """
-    settings = load_settings(reader(own=toml), KNOWN)
+    settings = load_settings(reader(own=toml), lambda: KNOWN)
     assert settings.exclude == ("drafts/**",)
     assert settings.extend_exclude == ("old/**",)
     assert settings.per_file_ignores == {"registry/legacy/*.json": ("reference_unresolved",)}
@@ -53,15 +53,32 @@ enforce-layout = true
 
 def test_the_command_line_overrides_what_is_declared_and_says_so():
     settings = load_settings(
-        reader(own='fail-on = "warning"\n'), KNOWN, {"fail-on": "error", "exclude": None}
+        reader(own='fail-on = "warning"\n'), lambda: KNOWN, {"fail-on": "error", "exclude": None}
     )
     assert settings.fail_on == "error" and settings.sources == {"fail-on": COMMAND_LINE}
     assert settings.exclude == ()  # None: not given
     with pytest.raises(ConfigError) as raised:
-        load_settings(None, KNOWN, {"fail-on": "sometimes"})
+        load_settings(None, lambda: KNOWN, {"fail-on": "sometimes"})
     assert str(raised.value) == (
         "command line: fail-on must be one of error, warning, not 'sometimes'"
     )
+
+
+def test_the_check_ids_are_asked_for_only_by_settings_that_name_a_check():
+    """A configuration naming no check is settled without the catalogue (an
+    unchanged repository's check parses none); one that names a check asks."""
+    asked: list[int] = []
+
+    def known() -> set[str]:
+        asked.append(1)
+        return KNOWN
+
+    load_settings(reader(own='exclude = ["x/"]\nfail-on = "warning"\n'), known)
+    assert asked == []
+    load_settings(reader(own='severity = { id_duplicate = "off" }\n'), known)
+    assert asked == [1]
+    with pytest.raises(ConfigError, match="unknown check 'nope'"):
+        load_settings(reader(own='[per-file-ignores]\n"a/*" = ["nope"]\n'), known)
 
 
 @pytest.mark.parametrize(
@@ -107,10 +124,10 @@ def test_a_wrong_value_is_refused_naming_the_file_the_key_and_what_it_must_be(
     toml: str, message: str
 ):
     with pytest.raises(ConfigError) as raised:
-        load_settings(reader(own=toml), KNOWN)
+        load_settings(reader(own=toml), lambda: KNOWN)
     assert str(raised.value) == f"labnote-index.toml: {message}"
     with pytest.raises(ConfigError) as raised:
-        load_settings(reader(pyproject="[tool.labnote-index]\n" + toml), KNOWN)
+        load_settings(reader(pyproject="[tool.labnote-index]\n" + toml), lambda: KNOWN)
     assert str(raised.value) == f"pyproject.toml [tool.labnote-index]: {message}"
 
 
@@ -138,8 +155,10 @@ def test_which_file_says_and_which_says_nothing():
 def test_an_exclude_pattern_may_end_with_a_slash():
     """A pattern "drafts/" names the directory drafts, as "drafts" does (the walk asks of a
     directory by its name, with no slash); only the slash is taken off."""
-    excluded = load_settings(reader(own='exclude = ["drafts/", "old/X/"]'), KNOWN).excluded()
+    excluded = load_settings(
+        reader(own='exclude = ["drafts/", "old/X/"]'), lambda: KNOWN
+    ).excluded()
     assert excluded is not None
     assert excluded("drafts") and excluded("old/X")
     assert not excluded("old") and not excluded("drafts2")
-    assert load_settings(reader(), KNOWN).excluded() is None
+    assert load_settings(reader(), lambda: KNOWN).excluded() is None

@@ -35,12 +35,12 @@ import threading
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CheckFileError
 from ..format.rules import LEVELS, SEVERITIES
-from ..index.index_file import database_file, read_only_connection
+from ..index.index_file import Queryable, database_file, read_only_connection
 from ..index.inserts import Inserts
 from ..index.resolve import delete_in, linked_files
 from .positions import locate
@@ -50,6 +50,9 @@ if TYPE_CHECKING:
     import sqlite_utils
 
     from ..read.settings import Settings
+
+# The package's directory: its catalogues are plain files beside this module.
+PACKAGE = Path(__file__).resolve().parent.parent
 
 # A check may be off unless a configuration turns it on (a strict rule).
 DEFAULT_SEVERITIES = LEVELS
@@ -158,13 +161,13 @@ def load_checks(catalogue: str = "checks") -> list[Check]:
 def _loaded(catalogue: str) -> tuple[Check, ...]:
     """The checks of a catalogue, read and parsed once a process (the package's
     files do not change under it; a Check is frozen)."""
-    folder = resources.files("labnote_index").joinpath(*catalogue.split("/"))
+    folder = PACKAGE.joinpath(*catalogue.split("/"))
     checks = [
         dataclasses.replace(
             parse_check(entry.name[: -len(".sql")], entry.read_text(encoding="utf-8")),
             source=f"{catalogue}/{entry.name}",
         )
-        for entry in folder.iterdir()
+        for entry in sorted(folder.iterdir())
         if entry.name.endswith(".sql")
     ]
     declared = folder / "validation.toml"
@@ -197,8 +200,7 @@ _DECLARED = ("severity", "protects", "repair", "fix", "scope", "reported", "pass
 def _validation_checks(declarations: str, files: set[str]) -> list[Check]:
     """The checks ``validation.toml`` declares, each the generic validation query
     for its own id."""
-    base = resources.files("labnote_index").joinpath("checks", "generic")
-    sql = base.joinpath("validation.sql").read_text(encoding="utf-8")
+    sql = (PACKAGE / "checks" / "generic" / "validation.sql").read_text(encoding="utf-8")
     checks = []
     for name, fields in tomllib.loads(declarations).items():
         if name in files:
@@ -220,24 +222,31 @@ def _validation_checks(declarations: str, files: set[str]) -> list[Check]:
     return checks
 
 
-def fingerprint(checks: list[Check] | None = None, config: dict[str, Any] | None = None) -> str:
-    """What the findings of an index depend on besides its rows: the checks'
-    text and the configuration that chooses among them (JSON-able). An
-    unchanged repository needs its checks run again only when this changes
-    (a new version of the package, an edited check, another configuration)."""
-    checks = load_checks() if checks is None else checks
+def fingerprint(config: dict[str, Any] | None = None, folder: Path | None = None) -> str:
+    """What the findings of an index depend on besides its rows: the files the
+    checks are made from (``folder``, default the package's ``checks/``: every
+    ``.sql`` and ``.toml`` file below it, by path) and the configuration that
+    chooses among them (JSON-able). An unchanged repository needs its checks
+    run again only when this changes (a new version of the package, an edited
+    check, another configuration). The files' bytes, not the checks parsed
+    from them: an unchanged repository's check parses no check at all."""
+    folder = PACKAGE / "checks" if folder is None else folder
     digest = hashlib.sha256()
-    for check in checks:
-        digest.update(check.sql.encode())
-        digest.update(json.dumps(check.params).encode())
+    files = sorted(p for p in folder.rglob("*") if p.suffix in (".sql", ".toml") and p.is_file())
+    for path in files:
+        data = path.read_bytes()
+        name = path.relative_to(folder).as_posix().encode()
+        digest.update(b"%d %s %d\n" % (len(name), name, len(data)))  # unambiguous
+        digest.update(data)
     if config is not None:
         digest.update(json.dumps(config, sort_keys=True).encode())
     return digest.hexdigest()
 
 
-def ids() -> set[str]:
+@functools.cache
+def ids() -> frozenset[str]:
     """The id of every check, of one index and of transitions."""
-    return {check.id for check in catalogue()}
+    return frozenset(check.id for check in catalogue())
 
 
 def catalogue() -> list[Check]:
@@ -515,11 +524,11 @@ def store_validation_kinds(db: sqlite_utils.Database) -> None:
         table.insert_all(rows)
 
 
-def findings(db: sqlite_utils.Database, table: str = "findings") -> list[dict[str, Any]]:
+def findings(db: Queryable, table: str = "findings") -> list[dict[str, Any]]:
     """The findings of an index, errors first, then by file, each with its
     ``baseline`` (new, unchanged, or absent for ``absent_findings``) when the
     index was compared with a base, else None."""
-    columns = db[table].columns_dict
+    columns = {row[1] for row in db.execute(f"PRAGMA table_info([{table}])")}
     baseline = (
         "baseline"
         if "baseline" in columns
@@ -531,7 +540,9 @@ def findings(db: sqlite_utils.Database, table: str = "findings") -> list[dict[st
         f"SELECT {', '.join(f'[{k}]' for k in FINDING_KEYS)}, {baseline} AS baseline "
         f"FROM [{table}] ORDER BY severity = 'warning', file, [check], field, record_id"
     )
-    return list(db.query(sql))
+    cursor = db.execute(sql)
+    keys = [column[0] for column in cursor.description]
+    return [dict(zip(keys, row, strict=True)) for row in cursor]
 
 
 def fails(found: list[dict[str, Any]], fail_on: str) -> bool:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from ..read.parse import UTF8_BOM
 from .fixing import Refusal, Repair, read_file
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 
 def plan(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Refusal]:

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from ..format.models import RFC3339_RE
 from ..format.rules import LEGACY_FIELDS, RECORD_TYPE_BY_DIRECTORY
 from ..read.parse import parse_json_bytes
 from .fixing import Refusal, Repair, read_file, token_edit
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 # Problems that re-writing a record would silently settle (a human decision).
 _UNSETTLED = ("duplicate_key", "number_out_of_range", "lone_surrogate")

@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from ..text import parent_dir
 from .fixing import Refusal, Repair, renamed
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 # A file name an ID may become: no separator, nothing hidden, and short enough
 # for every file system (255 bytes, ".json" included).

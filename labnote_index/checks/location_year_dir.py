@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from .fixing import Refusal, Repair, renamed
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 
 def plan(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Refusal]:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from ..index.registry_views import commits_views, refusal, unreadable_records
 from .fixing import Refusal, Repair
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 
 def plan(db: sqlite_utils.Database, repo: Path) -> Iterator[Repair | Refusal]:

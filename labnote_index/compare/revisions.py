@@ -12,17 +12,18 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
-from sqlite_utils.db import Table
+from typing import TYPE_CHECKING, Any
 
 from ..checks import catalogue as checks
 from ..index.build import Derived
-from ..index.index_file import as_database
+from ..index.index_file import Queryable, as_database
 from ..index.tempfiles import temporary_directory
 from ..read.settings import Settings
 from .git import revision_tree
+
+if TYPE_CHECKING:
+    import sqlite_utils
+    from sqlite_utils.db import Table
 
 # Indexes a tree (the working tree, or a revision's) into a database file.
 Indexer = Callable[[Path, Path], object]
@@ -302,8 +303,8 @@ def _changes_table(db: sqlite_utils.Database) -> Table:
     return table
 
 
-def _held(db: sqlite_utils.Database) -> bool:
-    return bool(db.table("build_info").count_where("key = 'base'"))
+def _held(db: Queryable) -> bool:
+    return db.execute("SELECT 1 FROM build_info WHERE key = 'base'").fetchone() is not None
 
 
 def _forget(db: sqlite_utils.Database) -> None:

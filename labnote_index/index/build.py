@@ -19,17 +19,15 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from ..format.contract import Contract
 from ..format.rules import RECORD_TYPES
-from ..lazy import imported_meanwhile
+from ..lazy import ImportedMeanwhile
 from ..progress import SILENT, Progress
 from ..read.discover import DiscoveredFile, FoundFiles, classify, discover, named_files
 from ..read.git import WorkTreeState, head_commit
@@ -47,13 +45,18 @@ from .files import (
     refresh_artifacts,
     refresh_packet_files,
 )
-from .index_file import as_database, check_index_path
+from .index_file import Queryable, check_index_path, read_only_connection
 from .link_targets import link_targets_unchanged, refresh_link_targets
 from .markdown_files import refresh_markdown_links
 from .parallel import MIN_PART, default_jobs, run_sharded, start_workers_early
 from .resolve import delete_in, linked_files, resolve_references
 from .schema import create_indexes, create_lookup_indexes, create_markdown_reads, create_tables
 from .writing import EarlyCopy, atomic_database, early_copy, written_here
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    import sqlite_utils
 
 # What a build that reads a file imports first (pydantic and the record models:
 # 0.09 s, about a tenth of the pre-commit hook's run after one edit).
@@ -187,17 +190,21 @@ def build_index(
         started_ns = time.time_ns()
         asked: Future[WorkTreeState | None] | None = None
         work_tree = None
+        meanwhile = None
         if browsable and not files:
             if incremental:  # what changed is asked of git first
                 # With a core to spare, what reading imports is imported as git works.
-                work_tree = git_state(sandbox, imported_meanwhile(_READING) if jobs > 1 else None)
+                meanwhile = ImportedMeanwhile(_READING) if jobs > 1 else None
+                work_tree = git_state(sandbox, meanwhile)
             else:  # only kept for the next build: asked while this one walks
+                from concurrent.futures import ThreadPoolExecutor  # here: 5 ms of a no-op
+
                 asked = ThreadPoolExecutor(1).submit(git_state, sandbox)
         changes, suspects = None, None
         if incremental and work_tree is not None:
             try:
-                with as_database(db_path, read_only=True) as db:
-                    said = changes_by_git(db, sandbox, work_tree, exclude)
+                with closing(read_only_connection(db_path)) as conn:
+                    said = changes_by_git(conn, sandbox, work_tree, exclude)
                 if said is not None:
                     changes, suspects = said
             except sqlite3.DatabaseError:
@@ -221,7 +228,7 @@ def build_index(
         build.browsable, build.derived = browsable, derived
         build.changes, build.work_tree, build.started_ns = changes, work_tree, started_ns
         build.suspects = suspects
-        build.asked, build.copied = asked, copied
+        build.asked, build.copied, build.meanwhile = asked, copied, meanwhile
         del found  # the build holds it, and lets it go once the files are read
         try:
             if incremental:
@@ -257,7 +264,7 @@ class Derived:
     does not keep it. ``held`` tells whether an index holds some (read-only);
     ``forget`` clears it from the index being built."""
 
-    held: Callable[[sqlite_utils.Database], bool]
+    held: Callable[[Queryable], bool]
     forget: Callable[[sqlite_utils.Database], None]
 
 
@@ -279,6 +286,7 @@ class _Build:
     work_tree: WorkTreeState | None = None  # what git said as the build started
     asked: Future[WorkTreeState | None] | None = None  # or will say, asked then
     copied: EarlyCopy | None = None  # the index copied early, for an incremental build
+    meanwhile: ImportedMeanwhile | None = None  # what reading needs, imported as git worked
     started_ns: int = 0
     # (to read again, removed) against the index, when already compared
     changes: tuple[Sequence[DiscoveredFile], list[str]] | None = None
@@ -288,6 +296,10 @@ class _Build:
     def run(self, db_path: Path, incremental: bool) -> BuildResult:
         # Imported here: a build that finds nothing changed needs neither
         # pydantic nor the views (their imports are most of a no-op build).
+        # Imported already, or being imported (as git worked): waited for first,
+        # as the thread may be running a lazily loaded module's body.
+        if self.meanwhile is not None:
+            self.meanwhile.wait()
         from . import registry_views as views
         from .rows import FileLoader
 
@@ -473,7 +485,8 @@ def _unchanged_index(db_path: Path, build: _Build) -> BuildResult | None:
     checked by the same checks. None when it must be built (again, incrementally).
     Read without writing: the comparison that finds a change is not repeated,
     ``build.changes`` carries it to the build."""
-    db = as_database(db_path, read_only=True)
+    # A plain connection: an unchanged repository's check loads no sqlite-utils.
+    db = read_only_connection(db_path)
     try:
         checked = db.execute("SELECT value FROM build_info WHERE key = 'checks'").fetchone()
         if build.check_fingerprint is None or checked != (build.check_fingerprint,):
@@ -500,12 +513,13 @@ def _same_settings(db_path: Path, settings: dict[str, Any]) -> bool:
     by a build on this machine (written_here): only then are its rows kept."""
     if not db_path.is_file():
         return False
-    db = as_database(db_path)
     try:
-        if "build_info" not in db.table_names():
-            return False
-        row = db.table("build_info").get("settings")
-        return json.loads(row["value"]) == settings and written_here(db, db_path)
+        db = read_only_connection(db_path)
+    except sqlite3.Error:
+        return False
+    try:
+        row = db.execute("SELECT value FROM build_info WHERE key = 'settings'").fetchone()
+        return row is not None and json.loads(row[0]) == settings and written_here(db, db_path)
     except Exception:  # not an index, or a damaged one: build it again in full
         return False
     finally:
@@ -520,18 +534,19 @@ def _forget(db: sqlite_utils.Database, paths: list[str]) -> None:
             delete_in(db, table, column, values)
 
 
-def _result(db: sqlite_utils.Database, db_path: Path) -> BuildResult:
+def _result(db: Queryable, db_path: Path) -> BuildResult:
     result = BuildResult(db_path=db_path)
-    result.files = db.table("files").count
-    counted = "SELECT record_type, count(*) AS n FROM records WHERE NOT unreadable GROUP BY 1"
-    for row in db.query(counted):
-        result.records[row["record_type"]] = row["n"]
-    if not db.table("findings").exists():
+    result.files = db.execute("SELECT count(*) FROM files").fetchone()[0]
+    counted = "SELECT record_type, count(*) FROM records WHERE NOT unreadable GROUP BY 1"
+    for record_type, n in db.execute(counted):
+        result.records[record_type] = n
+    has_findings = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'findings'"
+    if db.execute(has_findings).fetchone() is None:
         return result  # built without checks
     # Counted as the check report counts them: files with findings.
     result.files_with_findings = db.execute(
         "SELECT count(DISTINCT coalesce(file, '')) FROM findings"
     ).fetchone()[0]
-    for row in db.query("SELECT severity, count(*) AS n FROM findings GROUP BY severity"):
-        result.findings[row["severity"]] = row["n"]
+    for severity, n in db.execute("SELECT severity, count(*) FROM findings GROUP BY severity"):
+        result.findings[severity] = n
     return result

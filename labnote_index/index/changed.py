@@ -29,14 +29,16 @@ import os
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from ..read.discover import DiscoveredFile, FoundFiles, discover_named
 from ..read.git import WorkTreeState, changed_between, looks_away, work_tree_state
 from ..read.parse import CHANGED_AS_READ, same_file
 from ..read.paths import Sandbox, displayable, lstat_key
+from .index_file import Queryable
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 STATE_KEY = "work_tree"
 # A file changed this close before a build started is taken as changed during
@@ -87,9 +89,7 @@ class Suspects:
         return any(d.startswith(prefix) or prefix.startswith(d) for d in self.directories)
 
 
-def changes_by_walk(
-    db: sqlite_utils.Database, sandbox: Sandbox, found: Sequence[DiscoveredFile]
-) -> Changes:
+def changes_by_walk(db: Queryable, sandbox: Sandbox, found: Sequence[DiscoveredFile]) -> Changes:
     """Files to read again (new; size, times or inode changed; or changed too close
     to the last build to tell) and paths no longer there, of everything the
     walk ``found``, against every file of the index."""
@@ -137,7 +137,7 @@ def git_state(
 
 
 def changes_by_git(
-    db: sqlite_utils.Database,
+    db: Queryable,
     sandbox: Sandbox,
     now: WorkTreeState,
     excluded: Callable[[str], bool] | None,
@@ -165,7 +165,7 @@ def changes_by_git(
     return changes, Suspects(files, directories)
 
 
-def _stored_rows(db: sqlite_utils.Database, files: list[str], directories: list[str]) -> list[Any]:
+def _stored_rows(db: Queryable, files: list[str], directories: list[str]) -> list[Any]:
     """The index's rows of these files and of everything below these directories,
     in path order (each a search of the files table's key)."""
     rows: dict[str, Any] = {}

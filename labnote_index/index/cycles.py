@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import sqlite_utils
+if TYPE_CHECKING:
+    import sqlite_utils
 
 # Each relationship's resolved edges, from a record (or packet) to what it names:
 # its table, the source and target columns, and which of the table's rows

@@ -19,8 +19,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import sqlite_utils
-
 from ..format.rules import SAFE_PATH_RE
 from ..read.git import git_ignored, in_git_work_tree
 from ..read.parse import NotRegularFile, hash_file, read_error, same_file
@@ -36,11 +34,14 @@ from ..read.paths import (
     lstat_key,
 )
 from ..text import parent_dir
+from .index_file import Queryable
 from .inserts import Inserts
 from .parallel import run_sharded
 from .resolve import delete_in
 
 if TYPE_CHECKING:
+    import sqlite_utils
+
     from .changed import Suspects
 
 # Artifact bodies above this size are accounted for (size, hash) but not stored.
@@ -299,17 +300,13 @@ class ArtifactWriter:
         return {path for real in ignored for path in named.get(real, ())}
 
 
-def artifacts_unchanged(
-    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None = None
-) -> bool:
+def artifacts_unchanged(db: Queryable, sandbox: Sandbox, suspects: Suspects | None = None) -> bool:
     """Whether every stored artifact row still describes what is on disk (the
     records naming them being unchanged too, no other artifact is wanted)."""
     return next(_stale_artifacts(db, sandbox, suspects), None) is None
 
 
-def _stale_artifacts(
-    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None
-) -> Iterator[str]:
+def _stale_artifacts(db: Queryable, sandbox: Sandbox, suspects: Suspects | None) -> Iterator[str]:
     """The stored artifact rows that no longer describe what is on disk, by path."""
     columns = "path, size, mtime_ns, ctime_ns, inode, status, sha256"
     for path, size, mtime_ns, ctime_ns, inode, status, sha256 in unvouched(
@@ -325,7 +322,7 @@ NOT_REGULAR = "regular_file IS NOT 1"
 
 
 def unvouched(
-    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None, table: str, columns: str
+    db: Queryable, sandbox: Sandbox, suspects: Suspects | None, table: str, columns: str
 ) -> Iterator[tuple[Any, ...]]:
     """The rows of ``table`` (artifacts or link_targets) that git's word does not
     settle, to be looked at on disk, each once: all of them where git was not
@@ -376,10 +373,10 @@ def _unchanged(
     )
 
 
-def packet_dirs(db: sqlite_utils.Database) -> list[str]:
+def packet_dirs(db: Queryable) -> list[str]:
     """Directories holding a handoff manifest or a packet lock."""
-    paths = db.query("SELECT path FROM files WHERE kind IN ('handoff_manifest', 'packet_lock')")
-    return sorted({parent_dir(p["path"]) for p in paths})
+    paths = db.execute("SELECT path FROM files WHERE kind IN ('handoff_manifest', 'packet_lock')")
+    return sorted({parent_dir(path) for (path,) in paths})
 
 
 def refresh_packet_files(
@@ -418,7 +415,7 @@ def refresh_packet_files(
 
 
 def packet_files_unchanged(
-    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None = None
+    db: Queryable, sandbox: Sandbox, suspects: Suspects | None = None
 ) -> bool:
     """Whether ``handoff_files`` describes every packet directory as it is now."""
     return next(_packet_file_changes(db, sandbox, suspects), None) is None
@@ -430,7 +427,7 @@ class _Found(NamedTuple):
 
 
 def _packet_file_changes(
-    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None
+    db: Queryable, sandbox: Sandbox, suspects: Suspects | None
 ) -> Iterator[tuple[tuple[str, str], _Found | str | None]]:
     """Each packet file whose row must change, keyed (packet_dir, path): a file
     to hash (new, or its size or time changed), why it cannot be hashed (when

@@ -12,7 +12,7 @@ import os
 import sqlite3
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import NoIndex, NotAnIndex
 
@@ -23,6 +23,17 @@ if TYPE_CHECKING:
 # a labnote index from its first 100 bytes, even when a page further on is damaged.
 APPLICATION_ID = 0x4C4E4958  # "LNIX"
 SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+class Queryable(Protocol):
+    """What a read of an index needs: a sqlite3 connection, or sqlite-utils'
+    Database. The reads that tell whether an index is current take either, so
+    that a check of an unchanged repository imports no sqlite-utils (about 0.08 s
+    of a small check's start-up)."""
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> sqlite3.Cursor:
+        """Run one statement (with its parameters) and return its cursor."""
+        ...
 
 
 def as_database(

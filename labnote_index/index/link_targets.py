@@ -11,15 +11,16 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
-
 from ..read.paths import OUTSIDE, Sandbox, lstat_key
 from ..text import parent_dir
 from .files import unvouched
+from .index_file import Queryable
 from .inserts import Inserts
 from .resolve import delete_in
 
 if TYPE_CHECKING:
+    import sqlite_utils
+
     from .changed import Suspects
 
 _TARGETS = "SELECT target FROM markdown_links WHERE target IS NOT NULL"
@@ -82,7 +83,7 @@ def refresh_link_targets(
 
 
 def _targets_to_look_at(
-    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None
+    db: Queryable, sandbox: Sandbox, suspects: Suspects | None
 ) -> Iterator[tuple[Any, ...]]:
     """Each link target with no row yet (its stored columns None), then each
     stored row git does not vouch for."""
@@ -96,7 +97,7 @@ def _targets_to_look_at(
 
 
 def link_targets_unchanged(
-    db: sqlite_utils.Database, sandbox: Sandbox, suspects: Suspects | None = None
+    db: Queryable, sandbox: Sandbox, suspects: Suspects | None = None
 ) -> bool:
     """Whether ``link_targets`` still says what every link target is."""
     gone = db.execute(f"SELECT 1 FROM link_targets WHERE path NOT IN ({_TARGETS}) LIMIT 1")

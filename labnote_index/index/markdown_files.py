@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from ..format.rules import SAFE_PATH_RE
 from ..read.discover import DiscoveredFile, FoundFiles
@@ -28,6 +26,9 @@ from ..read.paths import Sandbox, as_read, kept, named_outside, storable
 from ..text import parent_dir
 from .files import MAX_ARTIFACT_BODY
 from .inserts import Inserts
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 # Markdown files one after the other (in path order, a directory's) written at
 # once from this many: a shorter run is not worth the flush before it.

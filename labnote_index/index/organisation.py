@@ -24,13 +24,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from ..errors import NotAnIndex
 from .build import INDEX_FORMAT
 from .index_file import as_database, check_index_path, read_only_uri, repository_name
 from .writing import atomic_database
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 

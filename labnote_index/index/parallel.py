@@ -32,8 +32,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-import sqlite_utils
-
 from ..errors import WorkerError
 from .index_file import as_database, database_file
 from .schema import create_tables
@@ -42,11 +40,13 @@ from .tempfiles import owner_alive, temporary_directory
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
+    import sqlite_utils
+
 T = TypeVar("T")
 Advance = Callable[[int], None]
 # write(db, items, advance): write the rows of these items into db. It must be
 # picklable (a module-level function, or a method of a picklable object).
-Writer = Callable[[sqlite_utils.Database, Sequence[T], Advance | None], None]
+Writer = Callable[["sqlite_utils.Database", Sequence[T], Advance | None], None]
 
 # Below this many items a share, starting a worker (which imports the build's
 # modules) costs more than it saves (bench/benchmark.py measures one process

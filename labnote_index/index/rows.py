@@ -11,9 +11,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from hashlib import sha256
-from typing import Any, NamedTuple
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..format import handoff
 from ..format.contract import Contract
@@ -51,6 +49,9 @@ from ..read.records import seen, why_not_read
 from ..text import as_text, parent_dir
 from .inserts import Inserts
 from .markdown_files import MarkdownReader
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 # Per record type, worked out once: its columns, and its reference fields with
 # whether each holds a list of IDs (derivative_of names two target types).

@@ -7,7 +7,7 @@ did not resolve is an orphan, which the checks find with plain SQL.
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from ..format.rules import (
     MANIFEST_STATUS_RANK,
@@ -19,6 +19,9 @@ from ..format.rules import (
 )
 from .metadata import METADATA_DATABASE, described_index
 from .sql_views import FTS_COLUMNS, VIEWS
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 RECORD_TABLES = [rt.table for rt in RECORD_TYPES.values()]
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -28,7 +27,8 @@ MARKER = ".labnote-temporary"
 
 def temp_name(kind: str, suffix: str = "") -> str:
     """A fresh name for a temporary file or directory of this process."""
-    name = f".labnote-{kind}-{os.getpid()}-{secrets.token_hex(4)}"
+    # os.urandom is what secrets.token_hex reads, without secrets' imports (hmac).
+    name = f".labnote-{kind}-{os.getpid()}-{os.urandom(4).hex()}"
     return f"{name}-{suffix}" if suffix else name
 
 

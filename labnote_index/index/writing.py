@@ -18,13 +18,15 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from .. import interrupts
 from ..errors import IndexWriteError
-from .index_file import APPLICATION_ID, as_database
+from .index_file import APPLICATION_ID, Queryable, as_database
 from .tempfiles import remove_abandoned, temp_name
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 _CHUNK = 16 << 20  # bytes a step of a copy: how soon one asked to stop stops
 
@@ -114,7 +116,7 @@ def _file_identity(path: Path) -> str:
     return json.dumps([st.st_dev, st.st_ino])
 
 
-def written_here(db: sqlite_utils.Database, db_path: Path) -> bool:
+def written_here(db: Queryable, db_path: Path) -> bool:
     """Whether the index at ``db_path`` is the very file a build here wrote: each
     build records its file's device and inode, which a rename keeps and a
     copy, a checkout or a cache restored from elsewhere does not. An index

@@ -20,13 +20,14 @@ Written with the W3C PROV library for Python (``prov``), never by hand:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-
-import sqlite_utils
 
 from ..choices import PROV_FORMATS
 from ..format.rules import LINEAGE_DEPTH
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 NAMESPACE = "https://labnote-index.invalid/ns#"  # the vocabulary's own terms
 NODES = "urn:labnote-index:node:"  # a node's name, percent-encoded

@@ -10,9 +10,7 @@ import json
 import os
 from collections import defaultdict
 from collections.abc import Iterator
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from ..checks.suggest import record_names
 from ..choices import DIRECTIONS as DIRECTIONS
@@ -20,6 +18,9 @@ from ..errors import NodeNotFound
 from ..format.rules import ANSWER_FIELDS, ANSWERING_FIELDS, LINEAGE_DEPTH, REPLY_THREAD_LENGTH
 from ..index.index_file import indexed_repository
 from ..read.paths import displayable, path_inside, storable
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 # How much of a lineage is drawn: LINEAGE_DEPTH levels, and at most this many nodes.
 MAX_NODES = 400

@@ -236,7 +236,8 @@ def work_tree_state(
     (a directory it cannot read), or a file it is told to look away from
     (sparse checkout's skip-worktree, assume-unchanged) or a submodule (whose
     files are another repository's). ``meanwhile`` is entered while ``git
-    status`` runs (in a work tree only), for work to do as this process waits.
+    status`` runs (in a work tree only, and only if it has not exited already),
+    for work to do as this process waits.
     Both questions are asked at once (asked already, by status_asked_early)."""
     try:
         asked = _ASKED_EARLY.pop(os.path.realpath(root), None) or _Asked.start(root)
@@ -248,7 +249,11 @@ def work_tree_state(
             return None
         prefix, index_path, head = where.stdout.decode("utf-8", "surrogateescape").split("\n")[:3]
         index_file = Path(root, index_path)
-        with meanwhile or nullcontext():
+        # Work for the wait only where there is a wait: a small repository's
+        # status, asked early, has answered by now (poll), and imports started
+        # then would only take the GIL from what follows.
+        waiting = meanwhile if meanwhile is not None and asked.status.poll() is None else None
+        with waiting or nullcontext():
             status = _answer(asked.status)
         if status.returncode != 0 or status.stderr.strip():
             return None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,13 +138,15 @@ def symlinked(name: str) -> ConfigError:
 
 def load_settings(
     read: Callable[[str], bytes | None] | None,
-    known_checks: set[str],
+    known_checks: Callable[[], Container[str]],
     overrides: Mapping[str, Any] | None = None,
     origin: str = WORKING_TREE,
 ) -> Settings:
     """The effective settings: the declared configuration (none when ``read`` is
     None: --isolated), then ``overrides`` from the command line (None values are
-    not given). An unknown key, check id or value is a ConfigError naming it."""
+    not given). An unknown key, check id or value is a ConfigError naming it.
+    ``known_checks`` gives the check ids, asked only of settings that name a
+    check (the catalogue is not read for a configuration that names none)."""
     where, declared = declared_config(read) if read is not None else (None, {})
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
@@ -172,7 +174,7 @@ def load_settings(
     )
 
 
-def _valid(where: str, key: str, value: Any, known_checks: set[str]) -> Any:
+def _valid(where: str, key: str, value: Any, known_checks: Callable[[], Container[str]]) -> Any:
     def fail(what: str) -> ConfigError:
         return ConfigError(f"{where}: {key} {what}")
 
@@ -180,7 +182,7 @@ def _valid(where: str, key: str, value: Any, known_checks: set[str]) -> Any:
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
             raise fail(f"{context}must be a list of check ids")
         for check in ids:
-            if check not in known_checks:
+            if check not in known_checks():
                 raise fail(f"{context}names unknown check {check!r}: see 'labnote-index checks'")
         return ids
 
@@ -196,7 +198,7 @@ def _valid(where: str, key: str, value: Any, known_checks: set[str]) -> Any:
         if not isinstance(value, dict):
             raise fail("must be a table of check id = error, warning or off")
         for check, level in value.items():
-            if check not in known_checks:
+            if check not in known_checks():
                 raise fail(f"names unknown check {check!r}: see 'labnote-index checks'")
             if level not in LEVELS:
                 raise fail(f"of {check!r} must be one of {', '.join(LEVELS)}, not {level!r}")

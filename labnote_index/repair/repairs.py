@@ -28,8 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from .. import interrupts
 from ..checks.catalogue import load_checks
@@ -38,6 +37,9 @@ from ..format.rules import HANDOFF_MANIFEST, PACKET_LOCK
 from ..index.files import packet_dirs
 from ..index.tempfiles import remove_abandoned, temp_name, temporary_directory, write_new
 from ..text import parent_dir
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 
 @dataclass

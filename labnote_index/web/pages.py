@@ -14,10 +14,9 @@ import json
 import re
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import sqlite_utils
 from datasette.utils import tilde_decode, tilde_encode
 from datasette.utils.asgi import Forbidden, NotFound, Response
 from datasette.version import __version__ as datasette_version
@@ -31,6 +30,9 @@ from .dashboard import FIRST_TABLES, dashboard, headline, table_url_for
 from .graph import lineage_svg
 from .links import is_index, lineage_url, page_url
 from .state import once_per_index, state_of
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 # On a page that draws repository data, no script runs but Datasette's own
 # inline ones, allowed by their hashes (record text is escaped, so it can never
