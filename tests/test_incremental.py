@@ -243,8 +243,8 @@ def test_a_build_in_a_work_tree_imports_the_record_models_only_to_read(repo: Rep
     ``--jobs 1`` nothing is imported as git works (no thread): a build that finds
     nothing changed imports neither pydantic nor the record models, one that
     reads a file imports them then. (With a core to spare they are imported as
-    git works, when it is still working: test_work_for_the_wait_is_done_only_
-    while_git_status_runs, test_imported_meanwhile_is_not_waited_for_until_asked.)"""
+    git works, when it is still working: test_changed.py and test_api.py, the
+    tests of the wait and of imported_meanwhile.)"""
     import subprocess
     import sys
 

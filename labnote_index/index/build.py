@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..format.contract import Contract
 from ..format.rules import RECORD_TYPES
-from ..lazy import ImportedMeanwhile
+from ..lazy import imported_meanwhile
 from ..progress import SILENT, Progress
 from ..read.discover import DiscoveredFile, FoundFiles, classify, discover, named_files
 from ..read.git import WorkTreeState, head_commit
@@ -59,8 +59,10 @@ if TYPE_CHECKING:
     import sqlite_utils
 
 # What a build that reads a file imports first (pydantic and the record models:
-# 0.09 s, about a tenth of the pre-commit hook's run after one edit).
-_READING = ("labnote_index.index.rows", "labnote_index.index.registry_views")
+# 0.09 s, about a tenth of the pre-commit hook's run after one edit), and
+# sqlite-utils, which writing the index needs (0.04 s; a build that finds
+# nothing changed reads the index without it).
+_READING = ("labnote_index.index.rows", "labnote_index.index.registry_views", "sqlite_utils")
 
 
 # Bump when the tables change: an index of another format is rebuilt in full.
@@ -190,12 +192,11 @@ def build_index(
         started_ns = time.time_ns()
         asked: Future[WorkTreeState | None] | None = None
         work_tree = None
-        meanwhile = None
         if browsable and not files:
             if incremental:  # what changed is asked of git first
-                # With a core to spare, what reading imports is imported as git works.
-                meanwhile = ImportedMeanwhile(_READING) if jobs > 1 else None
-                work_tree = git_state(sandbox, meanwhile)
+                # With a core to spare, what reading imports is imported as git works
+                # (where git is still working: read/git.work_tree_state).
+                work_tree = git_state(sandbox, imported_meanwhile(_READING) if jobs > 1 else None)
             else:  # only kept for the next build: asked while this one walks
                 from concurrent.futures import ThreadPoolExecutor  # here: 5 ms of a no-op
 
@@ -228,7 +229,7 @@ def build_index(
         build.browsable, build.derived = browsable, derived
         build.changes, build.work_tree, build.started_ns = changes, work_tree, started_ns
         build.suspects = suspects
-        build.asked, build.copied, build.meanwhile = asked, copied, meanwhile
+        build.asked, build.copied = asked, copied
         del found  # the build holds it, and lets it go once the files are read
         try:
             if incremental:
@@ -286,7 +287,6 @@ class _Build:
     work_tree: WorkTreeState | None = None  # what git said as the build started
     asked: Future[WorkTreeState | None] | None = None  # or will say, asked then
     copied: EarlyCopy | None = None  # the index copied early, for an incremental build
-    meanwhile: ImportedMeanwhile | None = None  # what reading needs, imported as git worked
     started_ns: int = 0
     # (to read again, removed) against the index, when already compared
     changes: tuple[Sequence[DiscoveredFile], list[str]] | None = None
@@ -296,10 +296,6 @@ class _Build:
     def run(self, db_path: Path, incremental: bool) -> BuildResult:
         # Imported here: a build that finds nothing changed needs neither
         # pydantic nor the views (their imports are most of a no-op build).
-        # Imported already, or being imported (as git worked): waited for first,
-        # as the thread may be running a lazily loaded module's body.
-        if self.meanwhile is not None:
-            self.meanwhile.wait()
         from . import registry_views as views
         from .rows import FileLoader
 
