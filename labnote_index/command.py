@@ -256,7 +256,6 @@ def run_build(
     settings: api.Settings,
     full: bool = False,
     jobs: int | None = None,
-    browsable: bool = True,
 ) -> BuildResult:
     """Build an index for a command: a progress bar on a terminal, and a note
     when a damaged index had to be rebuilt in full."""
@@ -268,7 +267,6 @@ def run_build(
         jobs=jobs,
         progress=progress_bar(),
         settings=settings,
-        browsable=browsable,
     )
     if result.rebuilt_because:
         click.echo(f"note: {result.rebuilt_because}", err=True)

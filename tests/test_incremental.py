@@ -185,6 +185,21 @@ def test_an_unchanged_repository_leaves_the_index_as_it_is(repo: Repo, tmp_path:
     assert written(repo.db_path) != before
 
 
+def test_an_index_built_without_checks_counts_its_files_and_no_findings(repo: Repo, tmp_path: Path):
+    """The index layer builds without the check catalogue when given none: its
+    result counts the files and records, and no findings (there is no findings
+    table to count), built and then found unchanged alike."""
+    from labnote_index.index.build import build_index as build_with
+
+    db_path = tmp_path / "unchecked.db"
+    for _ in range(2):  # built, then unchanged (nothing rewritten)
+        result = build_with(repo.root, db_path)
+        assert "findings" not in sqlite_utils.Database(db_path).table_names()
+        assert result.files == sqlite_utils.Database(db_path).table("files").count > 0
+        assert sum(result.records.values()) > 0
+        assert result.findings == {} and result.files_with_findings == 0
+
+
 def test_builds_import_only_what_they_use(repo: Repo):
     """A build never imports the web side; one that finds nothing changed not
     even pydantic (its models are for reading files)."""
