@@ -854,7 +854,7 @@ def test_prepared_inserts_build_the_index_sqlite_utils_builds(
             patch.setattr(
                 Inserts,
                 "insert_tuples",
-                lambda self, table, columns, rows: self.db.table(table).insert_all(
+                lambda self, table, columns, rows, scalars=False: self.db.table(table).insert_all(
                     dict(zip(columns, row, strict=True)) for row in rows
                 ),
             )
@@ -1091,6 +1091,13 @@ def test_rows_as_tuples_name_only_columns_the_table_has(tmp_path: Path):
     assert [(r["path"], r["kind"], r["size"]) for r in db["files"].rows] == [
         ("a.md", "markdown", None)
     ]
+    # A list is JSON text, unless the caller said its rows hold none: then it
+    # fails to bind (a mistake of ours, seen), never stored as something else.
+    Inserts(db).insert_tuples("files", ("path", "error"), [("b.md", ["x", 1])])
+    assert db.execute("SELECT error FROM files WHERE path = 'b.md'").fetchone() == ('["x", 1]',)
+    with pytest.raises(sqlite3.ProgrammingError):
+        Inserts(db).insert_tuples("files", ("path", "error"), [("c.md", ["x"])], scalars=True)
+    assert db["files"].count == 2
 
 
 def _artifact_rows(root: Path, db_path: Path, items, sandbox=None, ask_git=True) -> dict[str, dict]:

@@ -45,16 +45,23 @@ class Inserts:
             self.append(table, rows)
 
     def insert_tuples(
-        self, table: str, columns: Sequence[str], rows: Iterable[tuple[Any, ...]]
+        self,
+        table: str,
+        columns: Sequence[str],
+        rows: Iterable[tuple[Any, ...]],
+        scalars: bool = False,
     ) -> None:
         """Append ``rows``, each a tuple of ``columns`` (the others NULL), to
         ``table``, committed: rows made as tuples skip a dict each (326,000 at
-        the benchmark's size). A list or object among the values is JSON text."""
+        the benchmark's size). A list or object among the values is JSON text,
+        unless ``scalars``: the caller made every value a str, int, bool or None
+        (a row of anything else fails to bind), so none is looked at."""
         known, _ = self._statement(table)
         if not set(columns) <= set(known):
             raise ValueError(f"no column for {sorted(set(columns) - set(known))}")
         with self.db.conn:
-            self.db.conn.executemany(_insert_sql(table, columns), map(bindable, rows))
+            bound = rows if scalars else map(bindable, rows)
+            self.db.conn.executemany(_insert_sql(table, columns), bound)
 
     def append(self, table: str, rows: Iterable[dict[str, Any]]) -> None:
         """Append ``rows`` to ``table`` within the transaction under way."""

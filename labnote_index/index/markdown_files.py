@@ -138,8 +138,9 @@ class MarkdownReader:
                     stored = as_read(hashed.size, hashed.st)
                 sha = None if hashed is None else hashed.sha256
                 files.append((path, "markdown", *stored, 1, sha, error))
-            inserts.insert_tuples("files", MARKDOWN_FILE_COLUMNS, files)
-            inserts.insert_tuples("markdown_reads", MARKDOWN_READ_COLUMNS, reads)
+            # stat numbers, paths and hashes: nothing to turn into JSON
+            inserts.insert_tuples("files", MARKDOWN_FILE_COLUMNS, files, scalars=True)
+            inserts.insert_tuples("markdown_reads", MARKDOWN_READ_COLUMNS, reads, scalars=True)
             if links:
                 inserts.insert("markdown_links", links)
 
