@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 import sqlite_utils
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from bench.generate import generate
 from labnote_index.api import build as build_index
@@ -1320,6 +1322,25 @@ def test_a_list_among_a_tuples_values_is_stored_as_json(tmp_path: Path):
         "packets", ("file", "tags", "valid"), [("p.json", ["a", {"b": "é"}], True)]
     )
     assert db.execute("SELECT tags, valid FROM packets").fetchall() == [('["a", {"b": "é"}]', 1)]
+
+
+_JSON_SCALARS = st.one_of(st.text(), st.integers(), st.floats(), st.booleans(), st.none())
+
+
+@given(st.lists(st.one_of(st.text(), st.lists(_JSON_SCALARS, max_size=3), _JSON_SCALARS)))
+@example(["tag-a", "tag-b"])
+@example([])
+@example(['"quoted" \\ back', "\u00e9\u2028\x00\x1f", "\ud800 lone"])
+@example(["a", 1])
+@example([["a"]])
+def test_a_list_is_bound_as_the_json_encoder_writes_it(value: list):
+    """A list of strings takes a shorter way to its JSON text than any other
+    value: the text is the encoder's, whatever the strings hold."""
+    from labnote_index.index.inserts import bindable
+
+    expected = json.dumps(value, ensure_ascii=False)
+    assert bindable(("p.json", value, None)) == ("p.json", expected, None)
+    assert bindable((tuple(value),)) == (json.dumps(value, ensure_ascii=False),)
 
 
 @pytest.mark.parametrize("browsable", [True, False])

@@ -16,7 +16,19 @@ if TYPE_CHECKING:
 _BOUND_AS_IS = {str, int, float, bool, bytes, type(None)}
 _CONTAINERS = {dict, list, tuple}
 # json.dumps with these options builds an encoder on every call; one will do.
-_as_json = json.JSONEncoder(ensure_ascii=False, default=repr).encode
+_encode = json.JSONEncoder(ensure_ascii=False, default=repr).encode
+_STR = {str}
+# The encoder's own quoting of a string (its C function, ensure_ascii off).
+_quoted = json.encoder.encode_basestring
+
+
+def _as_json(value: Any) -> str:
+    """``value`` as the encoder writes it. A list of strings (a record's tags,
+    sources, upstream IDs: nearly every value here) is joined from the encoder's
+    own quoting of each, the same text at a third of the encoder's cost."""
+    if type(value) is list and _STR.issuperset(map(type, value)):
+        return "[" + ", ".join(map(_quoted, value)) + "]"
+    return _encode(value)
 
 
 class Inserts:
