@@ -32,7 +32,6 @@ import json
 import re
 import sqlite3
 import threading
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,6 +199,8 @@ _DECLARED = ("severity", "protects", "repair", "fix", "scope", "reported", "pass
 def _validation_checks(declarations: str, files: set[str]) -> list[Check]:
     """The checks ``validation.toml`` declares, each the generic validation query
     for its own id."""
+    import tomllib  # here: a check that reads no catalogue (nothing changed) never needs it
+
     sql = (PACKAGE / "checks" / "generic" / "validation.sql").read_text(encoding="utf-8")
     checks = []
     for name, fields in tomllib.loads(declarations).items():

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import tomllib
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,6 +92,8 @@ def declared_config(read: Callable[[str], bytes | None]) -> tuple[str | None, di
         raw = read(name)
         if raw is None:
             continue
+        import tomllib  # only for a file there: 4-5 ms of a small repository's check
+
         try:
             data = tomllib.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
