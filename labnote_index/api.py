@@ -184,6 +184,8 @@ def check(
     """
     _jobs(jobs)
     target = Path(db_or_repo)
+    if files and target.is_dir():
+        _named_files_there(target, files)
     if not target.is_dir():
         index = open_index(target)
         threads = default_jobs() if jobs is None else jobs
@@ -230,6 +232,26 @@ def on_files(found: Sequence[Finding], repo: Path | str, files: Sequence[str]) -
         for f in found
         if f.file is not None and (whole or f.file in exact or f.file.startswith(under))
     ]
+
+
+def _named_files_there(repo: Path, files: Sequence[str]) -> None:
+    """Refuse FILES that name nothing at all, in ``repo`` or from the current
+    directory (as ``repository_path`` reads them): a mistyped path would report
+    no findings, and pass. A dangling symlink is there (it is indexed, with its
+    error). A path outside the repository is there too and names nothing
+    indexed: a hook given a work tree's staged files may check a repository
+    that is only part of it."""
+    missing = [
+        name
+        for name in dict.fromkeys(files)  # each named once, however often given
+        if not os.path.lexists(repo / name) and not os.path.lexists(name)
+    ]
+    if missing:
+        named = ", ".join(repr(name) for name in missing)
+        raise InvalidArgument(
+            f"FILES: nothing is at {named}, in {repo} or from the current directory: check "
+            "the path (a deleted file has no findings of its own: leave it out)"
+        )
 
 
 def repository_path(repo: Path, name: str) -> str:

@@ -179,7 +179,9 @@ def check(
     the existing index is checked again. FILES (paths relative to REPO
     or to the current directory) limit what is reported, not what is
     indexed: the whole repository is indexed, incrementally, and the
-    findings on those files (or under those directories) are shown. With --base REV the repository
+    findings on those files (or under those directories) are shown; a path
+    that names nothing at all (no such file or directory) is refused before
+    anything is built (exit 2), never a pass. With --base REV the repository
     is also compared with that revision, read from git objects without a
     checkout; the index keeps what changed (its changes table, and each
     record's story page in serve).
@@ -192,8 +194,8 @@ def check(
     it is reported (config_changed).
 
     Exit status: 0 when nothing at or above --fail-on was found; 1 when
-    something was; 2 on a usage error, a configuration file it cannot follow
-    (naming the key), an unreadable repository or a directory that is not one
+    something was; 2 on a usage error (FILES that name nothing among them),
+    a configuration file it cannot follow (naming the key), an unreadable repository or a directory that is not one
     (no registry/ and no handoff packet), a bad revision, no index at
     --db, a --db that is not a labnote index, or an index that cannot be
     written or read; 130 when interrupted (143 for SIGTERM).

@@ -7,12 +7,16 @@ Tests of: ``checks/suggest.py``, ``checks/positions.py``.
 from __future__ import annotations
 
 import json
+import os
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from labnote_index import api
 from labnote_index.cli import cli
+from labnote_index.errors import InvalidArgument
 
 from .helpers import Repo, fetch, findings_of, run_diff
 
@@ -84,6 +88,36 @@ def test_file_arguments_limit_what_is_reported_not_what_is_indexed(
     assert {f["file"] for f in reported(str(sample_repo.root / "registry/packets"))} == {
         f["file"] for f in everything if f["file"] and f["file"].startswith("registry/packets/")
     }
+
+
+def test_file_arguments_that_name_nothing_are_refused_before_the_build(
+    sample_repo: Repo, tmp_path, monkeypatch
+):
+    """A mistyped FILES path reported no findings and passed: now it is a usage
+    error naming each such path once, and no index is built. A file outside
+    the repository, a dangling symlink in it and a path from the current
+    directory are all there, and are not refused."""
+    runner = CliRunner()
+    db = tmp_path / "i.db"
+    real = "registry/responses/2026/20260903-claude-retention-survey.json"
+    typo = "registry/packet/20260911-codex-web-benchmarks.json"
+    args = ["check", str(sample_repo.root), "--db", str(db), real, typo, "nope/", typo]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert result.output.count(repr(typo)) == 1 and repr("nope/") in result.output
+    assert repr(real) not in result.output and "check the path" in result.output
+    assert not db.exists()  # refused before anything was built
+    with pytest.raises(InvalidArgument, match="nothing is at"):
+        api.check(sample_repo.root, files=[typo])
+    # Legal look-alikes: each is somewhere, so the check runs and says what it finds.
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text("{}")
+    os.symlink("no-such-target.md", sample_repo.root / "datadrops" / "dangling.md")
+    monkeypatch.chdir(sample_repo.root / "registry")
+    named = [str(outside), "datadrops/dangling.md", real.removeprefix("registry/")]
+    result = runner.invoke(cli, ["check", str(sample_repo.root), "--db", str(db), *named])
+    assert result.exit_code in (0, 1), result.output
+    assert "nothing is at" not in result.output
 
 
 def test_findings_carry_the_line_and_column_where_they_are_known(sample_repo: Repo, tmp_path):
