@@ -3,8 +3,8 @@ generated repository, so that a slower build is seen before it lands.
 
 Each revision is checked out into a git worktree of its own (``git worktree
 add``, no network), and every step runs as ``python -m labnote_index`` from
-it, the two revisions alternating run by run (A, B, A, B, ...) so that the
-machine's drift falls on both alike. Steps: a full check (build + checks, one
+it, the two revisions alternating run by run (A, B, B, A, A, B, ...) so that
+the machine's drift falls on both alike. Steps: a full check (build + checks, one
 process, then again with the default number of processes), an incremental
 build after one record changed, a build with nothing changed, and a check
 into a temporary index (``--no-db``, a CI job's or a hook's first run). The
@@ -88,7 +88,8 @@ def main() -> None:
         packets = sorted((repo / "registry" / "packets").rglob("*.json"))
         times: dict[tuple[str, str], list[float]] = {}
         for n in range(args.repeat):
-            for name, tree in trees.items():
+            # A then B, then B then A: neither always runs after the other.
+            for name, tree in list(trees.items())[:: 1 if n % 2 == 0 else -1]:
                 db = work / f"{name}.db"
                 db.unlink(missing_ok=True)
                 full = timed(tree, "check", str(repo), "--db", str(db), "--full", "--jobs", "1")
