@@ -17,8 +17,7 @@ plain script never does), and every command runs once before timing starts.
 ``--base DIR`` (a checkout of another revision, e.g. a ``git worktree``) times
 its labnote-index commands beside this one's, interleaved: an A/B in one run.
 Each command runs next to its base's, the two swapped every round (run after
-the other, one side was 6-9% slower in an A/A run). Put both checkouts on one
-file system: importing from /work rather than /tmp cost 0.02-0.05 s a command.
+the other, one side was 6-9% slower in an A/A run).
 """
 
 from __future__ import annotations
