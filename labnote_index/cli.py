@@ -195,8 +195,9 @@ def check(
 
     Exit status: 0 when nothing at or above --fail-on was found; 1 when
     something was; 2 on a usage error (FILES that name nothing among them),
-    a configuration file it cannot follow (naming the key), an unreadable repository or a directory that is not one
-    (no registry/ and no handoff packet), a bad revision, no index at
+    a configuration file it cannot follow (naming the key), an unreadable
+    repository or a directory that is not one (no registry/ and no handoff
+    packet), a bad revision, no index at
     --db, a --db that is not a labnote index, or an index that cannot be
     written or read; 130 when interrupted (143 for SIGTERM).
     """
