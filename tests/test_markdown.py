@@ -41,6 +41,25 @@ def test_a_reference_use_does_not_stop_the_links_after_it():
     assert targets == [(1, "docs/x.md"), (1, "docs/y.md"), (3, "docs/x.md")]
 
 
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Text.\n\n[unused]: gone.md\n", []),  # a definition no link uses is no link
+        ("![a picture][p]\n\n[p]: gone.png\n", []),  # an image is not a link
+        ("`[r][r]` in code\n\n[r]: gone.md\n", []),  # nor is a code span
+        ("[a][r] and [b][r]\n\n[r]: x.md\n", [(3, 1, "x.md", "docs/x.md")]),  # once
+        ("[A][R], [r][] and [r]\n\n[r]: x.md\n", [(3, 1, "x.md", "docs/x.md")]),
+        ("[a][r]\n\n[r]: x.md\n[s]: y.md\n", [(3, 1, "x.md", "docs/x.md")]),
+    ],
+    ids=["unused", "image", "code-span", "used-twice", "full-collapsed-shortcut", "one-of-two"],
+)
+def test_a_definition_is_a_link_where_a_link_uses_it(text: str, expected: list):
+    """A reference definition is reported, once and at itself, where a link
+    uses it (by its label, in any case, in any of the three forms); one that no
+    link uses renders as nothing in CommonMark, and is no link."""
+    assert found(text) == expected
+
+
 def test_a_link_on_a_later_line_of_a_paragraph_has_that_lines_column():
     text = "# Title\n\nFirst line of the paragraph\nthen [a link](../up.md) here\n"
     assert found(text) == [(4, 6, "../up.md", "up.md")]

@@ -7,7 +7,8 @@ input), not from a pattern: inline links (a title, balanced parentheses,
 ``<...>`` brackets and percent-escapes as CommonMark reads them; images are
 not links, and are passed over as the upstream check passes them over), and
 reference definitions (``[spec]: file.md``, reported once, at the
-definition, whatever uses it); nothing in a code block or a code span is a
+definition, however many links use it; one that no link uses makes no link
+and is not reported); nothing in a code block or a code span is a
 link. Targets with a URI scheme (``https:``, ``mailto:``, ...) and pure
 ``#anchor`` targets are skipped, a ``#fragment`` is dropped. Whether each
 target exists is asked of the disk at every build
@@ -65,23 +66,27 @@ def links(source: str, text: str) -> Iterator[Link]:
     # The lines as the parser counts them (CommonMark's line endings only).
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     found: list[Link] = []
-    for definition in env.get("references", {}).values():
-        start = definition["map"][0]
-        column = lines[start].find("[") + 1 if start < len(lines) else 1
-        found += _link(directory, definition["href"], start + 1, max(column, 1))
+    referenced: set[str] = set()  # the destinations of links made from a definition
     for block in tokens:
         if block.type != "inline" or not block.children or block.map is None:
             continue
         if any(child.type == "link_open" for child in block.children):
-            found += _inline_links(directory, block, lines)
+            found += _inline_links(directory, block, lines, referenced)
+    # A definition no link uses makes no link (CommonMark renders nothing for it).
+    for definition in env.get("references", {}).values():
+        if definition["href"] not in referenced:
+            continue
+        start = definition["map"][0]
+        column = lines[start].find("[") + 1 if start < len(lines) else 1
+        found += _link(directory, definition["href"], start + 1, max(column, 1))
     found.sort(key=lambda link: (link.line, link.column))
     yield from found
 
 
-def _inline_links(directory: str, block: Any, lines: list[str]) -> list[Link]:
+def _inline_links(directory: str, block: Any, lines: list[str], referenced: set[str]) -> list[Link]:
     """The inline links of one block, each found where it is written: a link the
     parser made from a reference has no destination of its own here (its
-    definition is reported instead)."""
+    definition is reported instead, its destination added to ``referenced``)."""
     first, last = block.map
     source = "\n".join(lines[first:last])
     place = Lines(source)
@@ -98,7 +103,8 @@ def _inline_links(directory: str, block: Any, lines: list[str]) -> list[Link]:
             continue
         offsets, n = written.get(href, []), taken.get(href, 0)
         if n >= len(offsets):
-            continue  # from a reference: its definition is the link
+            referenced.add(href)  # from a reference: its definition is the link
+            continue
         taken[href] = n + 1
         line, column = place(_opening_bracket(source, offsets[n]))
         found += _link(directory, href, first + line, column)
