@@ -202,11 +202,11 @@ def main() -> None:
             shutil.copytree(work_tree, base_work_tree)
             own = {str(repo): str(base_repo), str(work_tree): str(base_work_tree)}
             base_env = {**env, "PYTHONPATH": str(args.base.resolve())}
-            for name, command in commands.items():
+            for group, (name, command) in zip(groups, commands.items(), strict=True):
                 if name.startswith("labnote-index"):
                     on_base = [own.get(part, part) for part in command]
-                    runs[f"{name} (base: {args.base.name})"] = (on_base, base_env)
-                    groups[list(commands).index(name)].append(f"{name} (base: {args.base.name})")
+                    group.append(f"{name} (base: {args.base.name})")
+                    runs[group[-1]] = (on_base, base_env)
         # A file changed within two seconds of a build is compared by content by
         # every later one (read/paths.RACY_NS): the copies are left to age first,
         # as a user's files have, so that the cache is made of settled files.

@@ -184,13 +184,13 @@ def check(
     """
     _jobs(jobs)
     target = Path(db_or_repo)
-    if files and target.is_dir():
-        _named_files_there(target, files)
     if not target.is_dir():
         index = open_index(target)
         threads = default_jobs() if jobs is None else jobs
         catalogue_.run_checks(index, settings=settings or stored_settings(index), threads=threads)
         return findings(target)
+    if files:
+        _named_files_there(target, files)
     with index_file(db) as db_path:
         if base is not None or head is not None:
             if base is None:
