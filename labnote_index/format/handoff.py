@@ -39,8 +39,9 @@ def _status(value: str) -> str:
 
 
 class _Handoff(BaseModel):
-    # Unknown fields are allowed: new manifest fields are additive.
-    model_config = ConfigDict(extra="allow", strict=True)
+    # Unknown fields are allowed: new manifest fields are additive. Built on
+    # first use, as the record models are (models.py).
+    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)
 
 
 class Document(_Handoff):
