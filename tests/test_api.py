@@ -169,14 +169,16 @@ def test_an_entry_point_loads_nothing_it_does_not_run(code: str):
 
 def test_views_without_an_index_loads_neither_sqlite_utils_nor_the_models():
     """views REPO (--check) reads the records from the files: the index's
-    libraries are not loaded for it (with --db they are: it builds one)."""
+    libraries are not loaded for it (with --db they are: it builds one), nor
+    difflib (current views are not diffed) nor tempfile (it writes nothing)."""
+    loaded = (*HEAVY, "difflib", "tempfile")
     probe = (
         "import sys\nfrom labnote_index.cli import cli\n"
         "for extra in ([], ['--db', sys.argv[2]]):\n"
         "    try:\n"
         "        cli.main(['views', sys.argv[1], '--check', *extra], standalone_mode=False)\n"
         "    except SystemExit as exc:\n"
-        f"        print(exc.code, *(m for m in {HEAVY!r} if m in sys.modules))\n"
+        f"        print(exc.code, *(m for m in {loaded!r} if m in sys.modules))\n"
     )
     with tempfile.TemporaryDirectory() as work:
         run = subprocess.run(

@@ -13,7 +13,6 @@ files (``read/records.py``: ``repository_views``, for ``views`` without
 from __future__ import annotations
 
 import csv
-import difflib
 import hashlib
 import heapq
 import io
@@ -33,7 +32,6 @@ from ..read.parse import MAX_TEXT, hash_file, universal_newlines, without_surrog
 from ..read.paths import Sandbox, leads_inside
 from ..read.records import registry_records
 from ..read.repository import check_repository
-from .tempfiles import replace_file
 
 if TYPE_CHECKING:  # the views of a repository are made without an index (repository_views)
     import sqlite_utils
@@ -344,6 +342,8 @@ def write_views(views: dict[str, str], out: Path) -> list[Path]:
     """Write each view into ``out`` (the repository's registry/ directory, by
     default), each renamed over the old one once complete (``replace_file``). Nothing is
     written unless every target is a regular file or absent."""
+    from .tempfiles import replace_file  # here: views --check writes nothing (3-4 ms)
+
     out.mkdir(parents=True, exist_ok=True)
     targets = [(_view_file(out, path), content) for path, content in views.items()]
     for target, content in targets:
@@ -372,6 +372,8 @@ def stale_views(views: dict[str, str], out: Path, context: int = 3) -> list[tupl
         current = universal_newlines(raw).decode("utf-8", "replace")
         if current == content:
             continue
+        import difflib  # here: only a stale view is diffed (2 ms of every views --check)
+
         diff = difflib.unified_diff(
             _lines(current),
             _lines(content),
