@@ -12,7 +12,7 @@ PORT ?= 8001
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq
 
-.PHONY: demo test lint install chromium clean readme mutants python-mutants
+.PHONY: demo test lint install chromium clean readme schema mutants python-mutants
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,11 @@ python-mutants: $(INSTALLED)
 ## Regenerate the README's generated parts (check catalogue, command reference) with cog.
 readme: $(INSTALLED)
 	$(BIN)/cog -r README.md
+
+# The index's tables as one script, from their sqlite-utils definitions
+# (index/schema.py); a test fails until it is current.
+schema: $(INSTALLED)
+	$(BIN)/python -c "from labnote_index.index import schema; schema.SCHEMA_SCRIPT.write_text(schema.schema_script(), encoding='utf-8')"
 
 clean:
 	rm -rf $(VENV) $(DEMO_DB) *.egg-info .pytest_cache .ruff_cache

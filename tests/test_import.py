@@ -1474,3 +1474,33 @@ def test_a_directory_swapped_for_a_symlink_out_after_the_walk_is_not_read_throug
     db = sample_repo.index(full=True)
     linked = {r["source_file"] for r in db["markdown_links"].rows if r["target"] == "docs/b.md"}
     assert "docs/guide.md" in linked and db["files"].get("docs/guide.md")["error"] is None
+
+
+def test_the_packaged_schema_is_what_sqlite_utils_makes_of_the_definitions():
+    """create_tables runs schema.sql: it must be the statements sqlite-utils
+    makes of define_tables today (after any change to them, `make schema`)."""
+    from labnote_index.index.schema import SCHEMA_SCRIPT, schema_script
+
+    assert SCHEMA_SCRIPT.read_text(encoding="utf-8") == schema_script(), "run `make schema`"
+
+
+def test_the_tables_made_from_the_script_are_the_ones_sqlite_utils_makes(tmp_path: Path):
+    """The script leaves out nothing sqlite-utils makes: the same tables,
+    indexes and keys, in the same order (the order Datasette lists them in),
+    and the same rows in the format tables."""
+    from labnote_index.index.schema import create_tables, define_tables
+
+    made = []
+    for name, create in (("script", create_tables), ("sqlite-utils", define_tables)):
+        db = sqlite_utils.Database(tmp_path / f"{name}.db")
+        create(db)
+        master = db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid")
+        made.append(
+            (
+                master.fetchall(),
+                {t: list(db.execute(f"SELECT * FROM [{t}]")) for t in db.table_names()},
+            )
+        )
+    script, by_sqlite_utils = made
+    assert script == by_sqlite_utils
+    assert len(script[0]) > 40 and script[1]["record_types"]
