@@ -8,7 +8,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -472,3 +475,39 @@ def test_a_check_without_db_writes_nothing_into_the_work_tree(sample_repo, monke
     assert CliRunner().invoke(cli, ["check", ".", "--base", "HEAD"]).exit_code == 1
     assert CliRunner().invoke(cli, ["diff", ".", "--base", "HEAD"]).exit_code == 0
     assert git(sample_repo.root, "status", "--porcelain", "--ignored") == ""
+
+
+@pytest.mark.parametrize("setting", [None, ""], ids=["unset", "empty: every plugin"])
+def test_the_program_runs_no_pydantic_plugin_on_its_models(tmp_path: Path, setting: str | None):
+    """A pydantic plugin installed beside the program (an entry point of the
+    `pydantic` group) is not loaded when the program validates records, as no
+    sqlite-utils plugin is run on an index; a user who sets
+    PYDANTIC_DISABLE_PLUGINS (here empty: disable none) has it their way."""
+    site = tmp_path / "site"
+    (site / "spy_plugin-1.0.dist-info").mkdir(parents=True)
+    (site / "spy_plugin-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: spy-plugin\nVersion: 1.0\n"
+    )
+    (site / "spy_plugin-1.0.dist-info" / "entry_points.txt").write_text(
+        "[pydantic]\nspy = spy_plugin:plugin\n"
+    )
+    loaded = tmp_path / "loaded"
+    (site / "spy_plugin.py").write_text(
+        f"from pathlib import Path\nPath({str(loaded)!r}).write_text('loaded')\n"
+        "class _Plugin:\n    def new_schema_validator(self, *args, **kwargs):\n"
+        "        return None, None, None\nplugin = _Plugin()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    env["PYTHONPATH"] = os.pathsep.join([str(site), str(ROOT)])
+    if setting is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = setting
+    repo = tmp_path / "repo"
+    shutil.copytree(SAMPLE_REPO, repo, ignore=shutil.ignore_patterns(".labnote-index-cache"))
+    run_ = subprocess.run(
+        [sys.executable, "-m", "labnote_index", "check", str(repo), "--no-db", "--jobs", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert run_.returncode == 1, run_.stderr  # sample_repo's errors, found all the same
+    assert loaded.exists() == (setting is not None)

@@ -126,8 +126,9 @@ def test_status_vocabularies_of_the_models_and_the_rules_agree():
 def test_a_model_is_built_only_when_a_record_of_its_kind_is_validated():
     """The models are built on first use (``defer_build``): a process that
     validates only packets builds the packet model and no other, nor the bases
-    no record is validated against, about 20 ms of a small repository's check.
-    A manifest builds its own model, with its documents and input packets in it."""
+    no record is validated against; one that validates none builds none (nor
+    pays pydantic's first build, 15-30 ms). A manifest builds its own model,
+    with its documents and input packets in it."""
     probe = (
         "import json, sys\nimport pydantic\n"
         "from labnote_index.format import handoff, models\n"
