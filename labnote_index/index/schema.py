@@ -1,4 +1,5 @@
-"""The tables of the index, created through sqlite-utils.
+"""The tables of the index, defined through sqlite-utils (and made from the
+script of what it makes of them, ``schema.sql``).
 
 Relationship tables (``refs``, ``tag_uses``) keep the target ID exactly as
 written and the resolved target row as a real foreign key; a row whose target
@@ -67,10 +68,11 @@ def create_markdown_reads(db: sqlite_utils.Database) -> None:
 
 
 # What define_tables makes, as one script (schema_script): run in one call, it
-# takes 1-2 ms where sqlite-utils' look at each table it refers to takes 9 ms,
-# which every check of a small repository and every worker's shard pays.
+# takes 2-3.5 ms where sqlite-utils' look at each table it refers to takes
+# 9-17 ms, which every full build and every worker's shard pays.
 # `make schema` writes it; a test holds it equal to what sqlite-utils makes now.
 SCHEMA_SCRIPT = Path(__file__).with_name("schema.sql")
+SCRIPT_HEADER = "-- Written by `make schema` from index/schema.py (define_tables); never by hand."
 
 
 def create_tables(db: sqlite_utils.Database) -> None:
@@ -86,7 +88,8 @@ def schema_script() -> str:
     define_tables(db)
     made = db.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
     rows = (s for s in db.conn.iterdump() if s.startswith("INSERT INTO "))
-    return "".join(f"{sql.rstrip(';')};\n" for sql in [*(sql for (sql,) in made), *rows])
+    statements = "".join(f"{sql.rstrip(';')};\n" for sql in [*(sql for (sql,) in made), *rows])
+    return f"{SCRIPT_HEADER}\n{statements}"
 
 
 def define_tables(db: sqlite_utils.Database) -> None:

@@ -1,3 +1,4 @@
+-- Written by `make schema` from index/schema.py (define_tables); never by hand.
 CREATE TABLE "files" (
    "path" TEXT PRIMARY KEY,
    "kind" TEXT,
